@@ -1,0 +1,90 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Migrator } from '@mikro-orm/migrations';
+import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
+import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
+import type { Storage, UnitOfWork } from '../../core/ports/storage.ts';
+import { TenantEntity } from './entities/tenant.entity.ts';
+import { TokenEntity } from './entities/token.entity.ts';
+import { migrations } from './migrations/index.ts';
+import { MikroTenantStore } from './stores/tenant-store.ts';
+import { MikroTokenStore } from './stores/token-store.ts';
+
+export const entities = [TenantEntity, TokenEntity];
+
+/** Where the data lives: a PostgreSQL server, or an embedded PGlite database in a directory. */
+export type StorageTarget =
+  | { kind: 'postgres'; url: string; poolSize?: number }
+  | { kind: 'pglite'; dataDir: string };
+
+export const describeTarget = (target: StorageTarget): string =>
+  target.kind === 'postgres' ? `PostgreSQL at ${new URL(target.url).host}` : `embedded PGlite in ${target.dataDir}`;
+
+const baseOptions = (): Partial<Options> => ({
+  entities,
+  extensions: [Migrator],
+  migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+  debug: false,
+  allowGlobalContext: false,
+});
+
+async function openOrm(target: StorageTarget): Promise<MikroORM> {
+  if (target.kind === 'postgres') {
+    return (await PostgresMikroORM.init({
+      ...baseOptions(),
+      clientUrl: target.url,
+      pool: { min: 0, max: target.poolSize ?? 10 },
+    } as Options)) as unknown as MikroORM;
+  }
+  const inMemory = target.dataDir.startsWith('memory:');
+  if (!inMemory) mkdirSync(resolve(target.dataDir), { recursive: true });
+  return (await PgliteMikroORM.init({
+    ...baseOptions(),
+    dbName: inMemory ? target.dataDir : resolve(target.dataDir),
+  } as Options)) as unknown as MikroORM;
+}
+
+const unitOfWork = (em: EntityManager): UnitOfWork => ({
+  tenants: new MikroTenantStore(em),
+  tokens: new MikroTokenStore(em),
+});
+
+export class MikroStorage implements Storage {
+  readonly orm: MikroORM;
+  readonly target: StorageTarget;
+
+  private constructor(orm: MikroORM, target: StorageTarget) {
+    this.orm = orm;
+    this.target = target;
+  }
+
+  /** Opens the database and brings its schema up to the latest migration. */
+  static async open(target: StorageTarget): Promise<MikroStorage> {
+    const orm = await openOrm(target);
+    try {
+      await orm.migrator.up();
+    } catch (error) {
+      await orm.close(true);
+      throw error;
+    }
+    return new MikroStorage(orm, target);
+  }
+
+  transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return this.orm.em.fork().transactional((em) => work(unitOfWork(em)));
+  }
+
+  read<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return work(unitOfWork(this.orm.em.fork()));
+  }
+
+  /** Raw SQL for operators' tools and tests; never used by the core. */
+  execute<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
+    return this.orm.em.fork().execute(sql, params) as Promise<T>;
+  }
+
+  async close(): Promise<void> {
+    await this.orm.close(true);
+  }
+}

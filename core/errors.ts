@@ -1,0 +1,43 @@
+/**
+ * Expected outcomes of a use case. Each carries a stable `code`; every host (HTTP, MCP, CLI) has one
+ * mapper from these codes to its own status. Anything that is not a DomainError is a bug or an outage.
+ */
+export const ERROR_CODES = [
+  'INVALID_INPUT',
+  'UNAUTHENTICATED',
+  'BOOTSTRAP_SECRET_INVALID',
+  'SCOPE_REQUIRED',
+  'SCOPE_NOT_HELD',
+  'OPERATOR_KEY_INVALID',
+  'NOT_FOUND',
+  'CONFLICT',
+  'SPEND_CAP_EXCEEDED',
+  'INSUFFICIENT_FUNDS',
+  'RENTALS_CLOSED',
+  'RATE_LIMITED',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Where in the input a problem sits, for INVALID_INPUT: e.g. ['body', 'spend_limit_usd']. */
+export interface FieldProblem {
+  loc: (string | number)[];
+  msg: string;
+}
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly problems: FieldProblem[];
+
+  constructor(code: ErrorCode, message: string, problems: FieldProblem[] = []) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.problems = problems;
+  }
+}
+
+export const invalidInput = (loc: (string | number)[], msg: string): DomainError =>
+  new DomainError('INVALID_INPUT', `${loc.join('.')}: ${msg}`, [{ loc, msg }]);
+
+export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);

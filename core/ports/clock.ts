@@ -1,0 +1,4 @@
+/** The only way the core learns the time. */
+export interface Clock {
+  now(): Date;
+}

@@ -1,0 +1,92 @@
+import type { Offer } from '../market/offer.ts';
+
+export type MachineStatus = 'provisioning' | 'running' | 'rebooting' | 'stopped' | 'terminated' | 'failed' | 'unknown';
+
+/** A machine as the provider reports it. */
+export interface Machine {
+  /** The provider's own id of the machine (Vast contract id, RunPod pod id, Lambda instance id). */
+  machineId: string;
+  /** Our instance id, read back from the field we put it in (label, name, tag); null if absent. */
+  label: string | null;
+  status: MachineStatus;
+  sshHost: string | null;
+  sshPort: number | null;
+  /** The provider's current whole-machine price, exact decimal USD per hour, when it reports one. */
+  priceUsdPerHour: string | null;
+}
+
+export interface CreateMachineRequest {
+  /** The provider's own offer id (the part of Offer.id after "<provider>:"). */
+  offerId: string;
+  /** Our instance id: goes into every field the provider echoes back, so a reconciler can find it. */
+  label: string;
+  name: string;
+  sshPublicKey: string | null;
+  /** Container or OS image; adapters pick a sensible default when null. */
+  image: string | null;
+}
+
+/**
+ * A failure talking to a provider, classified for the rental flow:
+ * - `rejected`: the provider definitely did not create anything (4xx, validation, no capacity);
+ * - `ambiguous`: something may exist upstream (timeout, 5xx after sending a create, lost response);
+ * - `unavailable`: the provider could not be reached or answered with an error for a read.
+ */
+export type ProviderFailureKind = 'rejected' | 'ambiguous' | 'unavailable';
+
+export class ProviderFailure extends Error {
+  readonly provider: string;
+  readonly kind: ProviderFailureKind;
+  readonly status: number | null;
+
+  constructor(provider: string, kind: ProviderFailureKind, message: string, status: number | null = null) {
+    super(`${provider}: ${message}`);
+    this.name = 'ProviderFailure';
+    this.provider = provider;
+    this.kind = kind;
+    this.status = status;
+  }
+}
+
+/** The small interface every upstream GPU cloud adapter implements. */
+export interface Provider {
+  /** Lower-case provider name, the prefix of its offer ids: "sandbox", "vast", "runpod", "lambda". */
+  readonly name: string;
+  /** `extra_filters` keys this provider understands; matched against Offer.attributes. */
+  readonly extraFilterKeys: readonly string[];
+  /** Every offer the provider lists now (the snapshot refresh calls this; filtering is ours). */
+  listOffers(signal?: AbortSignal): Promise<Offer[]>;
+  /** One offer, checked live (the price a rental pays); null when it is gone. */
+  getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null>;
+  createMachine(request: CreateMachineRequest): Promise<Machine>;
+  /** null when the provider no longer knows the machine. */
+  getMachine(machineId: string): Promise<Machine | null>;
+  /** Every machine of ours on this account (those carrying one of our labels). */
+  listMachines(): Promise<Machine[]>;
+  /** Idempotent: a machine that is already gone counts as terminated. */
+  terminateMachine(machineId: string): Promise<void>;
+}
+
+export interface Rebootable {
+  rebootMachine(machineId: string): Promise<void>;
+}
+
+/** Providers that can remove a machine by themselves at a given time. */
+export interface SelfRemoving {
+  scheduleRemoval(machineId: string, at: Date): Promise<void>;
+  cancelScheduledRemoval(machineId: string): Promise<void>;
+}
+
+export const isRebootable = (provider: Provider): provider is Provider & Rebootable =>
+  typeof (provider as Partial<Rebootable>).rebootMachine === 'function';
+
+export const isSelfRemoving = (provider: Provider): provider is Provider & SelfRemoving =>
+  typeof (provider as Partial<SelfRemoving>).scheduleRemoval === 'function';
+
+/** The operations a caller can ask of an instance on this provider, for InstanceOut.supported_operations. */
+export const supportedOperations = (provider: Provider): string[] => [
+  'terminate',
+  ...(isRebootable(provider) ? ['reboot'] : []),
+  // Removal at a time is always offered: the control plane's sweep owns the TTL where the provider cannot.
+  'schedule_removal',
+];

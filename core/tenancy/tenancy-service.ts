@@ -1,0 +1,168 @@
+import { DomainError, invalidInput, notFound } from '../errors.ts';
+import type { Cents } from '../money.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids, Secrets } from '../ports/ids.ts';
+import type { Storage } from '../ports/storage.ts';
+import type { Scope } from './scopes.ts';
+import { BOOTSTRAP_SECRET_LIFETIME_MS, type Tenant } from './tenant.ts';
+import { administers, isActive, maxRentalHours, remainingCents, type Token } from './token.ts';
+import { childTokenTerms, rootTokenTerms, type TokenRequest, type TokenTerms } from './token-terms.ts';
+
+export const TOKEN_SECRET_PREFIX = 'gcp';
+const BOOTSTRAP_SECRET_PREFIX = 'gcpboot';
+
+/** How a caller proves it may issue a token. */
+export type IssuingCredential =
+  | { kind: 'token'; token: Token }
+  | { kind: 'bootstrap'; tenantId: string; secret: string };
+
+export interface IssuedToken {
+  token: Token;
+  /** The bearer secret, shown once. */
+  secret: string;
+}
+
+export interface TokenView {
+  token: Token;
+  /** The smallest remaining cap along the token's chain; null when uncapped. */
+  remainingCents: Cents | null;
+  /** The tightest max_rental_hours along the chain. */
+  effectiveMaxRentalHours: number | null;
+}
+
+const unauthenticated = () =>
+  new DomainError('UNAUTHENTICATED', 'missing, invalid, expired or revoked token; send Authorization: Bearer <token>');
+
+/**
+ * A bearer secret is "<prefix>_<token id>_<random>": the id part lets authentication load one row,
+ * whose stored digest is then compared in constant time.
+ */
+const tokenIdOf = (bearer: string): string | null => {
+  const match = /^gcp_(tok_[a-z0-9]+)_[A-Za-z0-9_-]{20,}$/.exec(bearer);
+  return match?.[1] ?? null;
+};
+
+export class TenancyService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly secrets: Secrets;
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.secrets = deps.secrets;
+  }
+
+  async createTenant(name: string): Promise<{ tenant: Tenant; bootstrapSecret: string; bootstrapExpiresAt: Date }> {
+    const trimmed = name.trim();
+    if (trimmed.length === 0) throw invalidInput(['body', 'name'], 'must not be blank');
+    const now = this.clock.now();
+    const tenant: Tenant = { id: this.ids.newId('ten'), name: trimmed, createdAt: now };
+    const bootstrapSecret = this.secrets.newSecret(BOOTSTRAP_SECRET_PREFIX);
+    const bootstrapExpiresAt = new Date(now.getTime() + BOOTSTRAP_SECRET_LIFETIME_MS);
+    await this.storage.transaction((uow) =>
+      uow.tenants.add(tenant, {
+        tenantId: tenant.id,
+        digest: this.secrets.digest(bootstrapSecret),
+        expiresAt: bootstrapExpiresAt,
+        usedAt: null,
+      }),
+    );
+    return { tenant, bootstrapSecret, bootstrapExpiresAt };
+  }
+
+  /** The active token behind a bearer secret, or UNAUTHENTICATED. */
+  async authenticate(bearer: string): Promise<Token> {
+    const tokenId = tokenIdOf(bearer);
+    if (!tokenId) throw unauthenticated();
+    const token = await this.storage.read((uow) => uow.tokens.findById(tokenId));
+    const digest = this.secrets.digest(bearer);
+    if (!token || !this.secrets.sameDigest(token.secretDigest, digest) || !isActive(token, this.clock.now())) {
+      throw unauthenticated();
+    }
+    return token;
+  }
+
+  async issueToken(credential: IssuingCredential, request: TokenRequest): Promise<IssuedToken> {
+    return this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      let tenantId: string;
+      let terms: TokenTerms;
+      let ancestry: string[];
+      if (credential.kind === 'bootstrap') {
+        const bootstrap = await uow.tenants.lockBootstrap(credential.tenantId);
+        const valid =
+          bootstrap !== null &&
+          this.secrets.sameDigest(bootstrap.digest, this.secrets.digest(credential.secret)) &&
+          bootstrap.usedAt === null &&
+          bootstrap.expiresAt.getTime() > now.getTime();
+        if (!valid) {
+          throw new DomainError(
+            'BOOTSTRAP_SECRET_INVALID',
+            'bootstrap secret missing, wrong, expired or already used; it is single-use and valid 24 hours',
+          );
+        }
+        terms = rootTokenTerms(request, now);
+        await uow.tenants.markBootstrapUsed(credential.tenantId, now);
+        tenantId = credential.tenantId;
+        ancestry = [];
+      } else {
+        const issuer = credential.token;
+        if (!issuer.scopes.includes('manage')) {
+          throw new DomainError('SCOPE_REQUIRED', 'issuing tokens needs the manage scope');
+        }
+        // Locked so that two children minted at once both see the same remaining cap.
+        const chain = await uow.tokens.chain(issuer.tenantId, issuer.id, { lock: true });
+        if (chain.length === 0 || !isActive(chain[0]!, now)) throw unauthenticated();
+        terms = childTokenTerms(chain, request, now);
+        tenantId = issuer.tenantId;
+        ancestry = [...issuer.ancestorIds, issuer.id];
+      }
+      const secret = this.newTokenSecret();
+      const token: Token = {
+        ...secret.ids,
+        tenantId,
+        ...terms,
+        committedCents: 0,
+        parentId: ancestry.at(-1) ?? null,
+        ancestorIds: ancestry,
+        createdAt: now,
+        revokedAt: null,
+      };
+      await uow.tokens.add(token);
+      return { token, secret: secret.bearer };
+    });
+  }
+
+  async describe(caller: Token): Promise<TokenView> {
+    const chain = await this.storage.read((uow) => uow.tokens.chain(caller.tenantId, caller.id));
+    return { token: chain[0] ?? caller, remainingCents: remainingCents(chain), effectiveMaxRentalHours: maxRentalHours(chain) };
+  }
+
+  /** The tokens the caller administers: a root token sees the whole tenant, any other its own subtree. */
+  async listTokens(caller: Token): Promise<Token[]> {
+    return this.storage.read((uow) =>
+      uow.tokens.list(caller.tenantId, caller.parentId === null ? {} : { under: caller.id }),
+    );
+  }
+
+  /** Revokes a token and everything it issued. A token may always revoke itself; others need manage. */
+  async revokeToken(caller: Token, tokenId: string): Promise<void> {
+    if (tokenId !== caller.id && !caller.scopes.includes('manage')) {
+      throw new DomainError('SCOPE_REQUIRED', 'revoking another token needs the manage scope');
+    }
+    await this.storage.transaction(async (uow) => {
+      const [target] = await uow.tokens.chain(caller.tenantId, tokenId);
+      if (!target || !administers(caller, target)) throw notFound(`token ${tokenId}`);
+      await uow.tokens.revokeSubtree(caller.tenantId, tokenId, this.clock.now());
+    });
+  }
+
+  private newTokenSecret(): { ids: Pick<Token, 'id' | 'secretDigest'>; bearer: string } {
+    const id = this.ids.newId('tok');
+    const bearer = `${TOKEN_SECRET_PREFIX}_${id}_${this.secrets.newSecret('')}`;
+    return { ids: { id, secretDigest: this.secrets.digest(bearer) }, bearer };
+  }
+}

@@ -1,0 +1,53 @@
+import type { Cents } from '../money.ts';
+import type { Scope } from './scopes.ts';
+
+export interface Token {
+  id: string;
+  tenantId: string;
+  name: string | null;
+  scopes: Scope[];
+  /** The token's own cap on commitments; null = no cap of its own. */
+  spendLimitCents: Cents | null;
+  /** Commitments made through this token and every token it issued, directly or not. */
+  committedCents: Cents;
+  maxRentalHours: number | null;
+  expiresAt: Date | null;
+  /** The token that issued this one; null for a tenant's root tokens. */
+  parentId: string | null;
+  /** Every ancestor, the root first; lets one statement find a subtree or a chain. */
+  ancestorIds: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+  secretDigest: string;
+}
+
+export const isActive = (token: Token, now: Date): boolean =>
+  token.revokedAt === null && (token.expiresAt === null || token.expiresAt.getTime() > now.getTime());
+
+/**
+ * What may still be committed through a token: the smallest remaining cap along its chain
+ * (the token and every ancestor), or null when no token in the chain carries a cap.
+ * `chain` holds the token and its ancestors, in any order.
+ */
+export const remainingCents = (chain: readonly Token[]): Cents | null => {
+  let remaining: Cents | null = null;
+  for (const link of chain) {
+    if (link.spendLimitCents === null) continue;
+    const left = Math.max(0, link.spendLimitCents - link.committedCents);
+    remaining = remaining === null ? left : Math.min(remaining, left);
+  }
+  return remaining;
+};
+
+/** The tightest rental-hours limit along a chain, or null when none carries one. */
+export const maxRentalHours = (chain: readonly Token[]): number | null =>
+  chain.reduce<number | null>(
+    (tightest, link) =>
+      link.maxRentalHours === null ? tightest : tightest === null ? link.maxRentalHours : Math.min(tightest, link.maxRentalHours),
+    null,
+  );
+
+/** Whether `caller` may see and revoke `target`: itself, anything it issued, or anything at all for a root token. */
+export const administers = (caller: Token, target: Token): boolean =>
+  caller.tenantId === target.tenantId &&
+  (caller.parentId === null || caller.id === target.id || target.ancestorIds.includes(caller.id));

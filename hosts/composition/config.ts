@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { StorageTarget } from '../../adapters/storage/mikro-storage.ts';
+
+/** Typed configuration of a control plane, whoever builds it: environment variables or an embedding program. */
+export interface ControlPlaneConfig {
+  storage: StorageTarget;
+  operatorKeys: string[];
+  rateLimits: { publicPerMinute: number; perTokenPerMinute: number };
+  logLevel: string;
+}
+
+export interface ServerConfig extends ControlPlaneConfig {
+  port: number;
+  host: string;
+  trustProxy: boolean | number;
+}
+
+const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .url()
+    .refine((url) => /^postgres(ql)?:\/\//.test(url), 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  OPERATOR_KEYS: z
+    .string()
+    .default('')
+    .transform((text) => text.split(',').map((key) => key.trim()).filter(Boolean))
+    .refine((keys) => keys.every((key) => key.length >= 16), 'each operator key must be at least 16 characters'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RATE_LIMIT_PUBLIC_PER_MINUTE: positiveInt(30),
+  RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  TRUST_PROXY: z
+    .union([z.enum(['true', 'false']), z.coerce.number().int().min(0)])
+    .default('false')
+    .transform((value) => (value === 'true' ? true : value === 'false' ? false : value)),
+});
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the environment; a bad value stops the start with a message naming the variable. */
+export function configFromEnv(env: Record<string, string | undefined> = process.env): ServerConfig {
+  const result = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = result.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    trustProxy: e.TRUST_PROXY,
+    storage: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'pglite', dataDir: e.DATA_DIR },
+    operatorKeys: e.OPERATOR_KEYS,
+    rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE },
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,23 @@
+import express, { type Express, type Router } from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { errorHandler, notFoundHandler } from './error-handler.ts';
+import type { RouteDef } from './route.ts';
+
+/** A standalone Express app around the control plane's router: logs, unknown routes, errors. */
+export function createHttpApp(plane: { router: Router; routes: readonly RouteDef[]; logger: Logger }, options: { trustProxy?: boolean | number | string } = {}): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy ?? false);
+  app.use(
+    pinoHttp({
+      logger: plane.logger,
+      redact: ['req.headers.authorization', 'req.headers["x-service-operator-key"]', 'req.headers.cookie'],
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+    }),
+  );
+  app.use(plane.router);
+  app.use(notFoundHandler(plane.routes));
+  app.use(errorHandler(plane.logger));
+  return app;
+}

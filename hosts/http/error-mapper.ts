@@ -1,0 +1,32 @@
+import type { ErrorCode, FieldProblem } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
+
+/** The one place where a typed outcome becomes an HTTP status. */
+const STATUS: Record<ErrorCode, number> = {
+  INVALID_INPUT: 422,
+  UNAUTHENTICATED: 401,
+  BOOTSTRAP_SECRET_INVALID: 401,
+  OPERATOR_KEY_INVALID: 401,
+  SCOPE_REQUIRED: 403,
+  SCOPE_NOT_HELD: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  SPEND_CAP_EXCEEDED: 402,
+  INSUFFICIENT_FUNDS: 402,
+  RENTALS_CLOSED: 503,
+  RATE_LIMITED: 429,
+};
+
+export interface HttpError {
+  status: number;
+  body: { detail: string; errors?: FieldProblem[] };
+}
+
+export function toHttpError(error: DomainError): HttpError {
+  const status = STATUS[error.code];
+  return status === 422
+    ? { status, body: { detail: error.message, errors: error.problems } }
+    : { status, body: { detail: error.message } };
+}
+
+export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;

@@ -1,0 +1,76 @@
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import type { Scope } from '../../core/tenancy/scopes.ts';
+import type { Token } from '../../core/tenancy/token.ts';
+
+/**
+ * Who may call a route. This one table drives both the middleware that enforces it and the
+ * `security` that /openapi.json states for the operation.
+ */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'bearer'; scope: Scope | null }
+  /** A bearer token with `scope`, or no bearer and a credential in the body (bootstrap). */
+  | { kind: 'bearer-or-body'; scope: Scope }
+  | { kind: 'operator' };
+
+export interface RouteResponse {
+  status: number;
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface HandlerContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The authenticated token, when the route's access admits one and the caller sent it. */
+  caller: Token | null;
+  req: Request;
+  res: Response;
+}
+
+export interface HandlerResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDef {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI-style path: /v1/tokens/{token_id} */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** The body may be left out entirely (an empty request is read as `{}`). */
+  bodyOptional?: boolean;
+  responses: RouteResponse[];
+  handle(ctx: HandlerContext<any, any, any>): Promise<HandlerResult>;
+}
+
+/** Types the handler from the route's own schemas, then erases them for the route table. */
+export function defineRoute<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(
+  def: Omit<RouteDef, 'params' | 'query' | 'body' | 'handle'> & {
+    params?: P;
+    query?: Q;
+    body?: B;
+    handle(
+      ctx: HandlerContext<
+        P extends z.ZodObject ? z.output<P> : Record<string, never>,
+        Q extends z.ZodObject ? z.output<Q> : Record<string, never>,
+        B extends z.ZodType ? z.output<B> : undefined
+      >,
+    ): Promise<HandlerResult>;
+  },
+): RouteDef {
+  return def as RouteDef;
+}

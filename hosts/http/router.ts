@@ -1,0 +1,115 @@
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { DomainError } from '../../core/errors.ts';
+import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
+import type { Token } from '../../core/tenancy/token.ts';
+import { operatorKeyChecker } from './operator-keys.ts';
+import { rateLimiters, type RateLimitSettings } from './rate-limit.ts';
+import type { RouteDef } from './route.ts';
+import { parsePart } from './validation.ts';
+
+export interface RouterDeps {
+  tenancy: TenancyService;
+  operatorKeys: readonly string[];
+  rateLimits: RateLimitSettings;
+}
+
+export const OPERATOR_KEY_HEADER = 'x-service-operator-key';
+
+const toExpressPath = (path: string): string => path.replace(/\{([a-z_]+)\}/g, ':$1');
+
+const bearerOf = (req: Request): string | null | undefined => {
+  const header = req.get('authorization');
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+};
+
+const wrap =
+  (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
+  (req, res, next) => {
+    fn(req, res).then(() => next(), next);
+  };
+
+const EMPTY = z.object({});
+
+/** Builds the Express router for a route table: access, rate limits, validation, then the handler. */
+export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Router {
+  const router = express.Router();
+  const limiters = rateLimiters(deps.rateLimits);
+  const isOperator = operatorKeyChecker(deps.operatorKeys);
+
+  const authenticate = (optional: boolean): RequestHandler =>
+    wrap(async (req, res) => {
+      const bearer = bearerOf(req);
+      if (bearer === undefined && optional) return;
+      if (!bearer) throw new DomainError('UNAUTHENTICATED', 'missing or malformed Authorization header; send Authorization: Bearer <token>');
+      res.locals.caller = await deps.tenancy.authenticate(bearer);
+    });
+
+  const requireScope =
+    (scope: string | null): RequestHandler =>
+    (_req, res, next) => {
+      const caller = res.locals.caller as Token | undefined;
+      if (scope && caller && !caller.scopes.includes(scope as Token['scopes'][number])) {
+        next(new DomainError('SCOPE_REQUIRED', `this route needs a token with the ${scope} scope`));
+        return;
+      }
+      next();
+    };
+
+  const requireOperator: RequestHandler = (req, _res, next) => {
+    next(
+      isOperator(req.get(OPERATOR_KEY_HEADER))
+        ? undefined
+        : new DomainError('OPERATOR_KEY_INVALID', 'missing or wrong operator key; send the X-Service-Operator-Key header'),
+    );
+  };
+
+  for (const route of routes) {
+    const chain: RequestHandler[] = [];
+    switch (route.access.kind) {
+      case 'public':
+        if (route.path !== '/healthz') chain.push(limiters.byAddress);
+        break;
+      case 'bearer':
+        chain.push(authenticate(false), limiters.byToken, requireScope(route.access.scope));
+        break;
+      case 'bearer-or-body': {
+        const scope = route.access.scope;
+        // Without a bearer the route is public (bootstrap), and limited per address like one.
+        chain.push(authenticate(true), (req, res, next) =>
+          res.locals.caller ? limiters.byToken(req, res, next) : limiters.byAddress(req, res, next),
+        );
+        chain.push(requireScope(scope));
+        break;
+      }
+      case 'operator':
+        chain.push(requireOperator, limiters.byAddress);
+        break;
+    }
+
+    const answer = async (req: Request, res: Response): Promise<void> => {
+      const params = parsePart(route.params ?? EMPTY, req.params, 'path');
+      const query = parsePart(route.query ?? EMPTY, req.query, 'query');
+      const rawBody = req.body === undefined && route.bodyOptional ? {} : req.body;
+      const body = route.body ? parsePart(route.body, rawBody, 'body') : undefined;
+      const result = await route.handle({
+        params,
+        query,
+        body,
+        caller: (res.locals.caller as Token | undefined) ?? null,
+        req,
+        res,
+      });
+      if (result.headers) res.set(result.headers);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    };
+    chain.push((req, res, next) => {
+      answer(req, res).catch(next);
+    });
+    router[route.method](toExpressPath(route.path), ...chain);
+  }
+  return router;
+}

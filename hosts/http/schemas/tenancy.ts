@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { SCOPES } from '../../../core/tenancy/scopes.ts';
+import type { Token } from '../../../core/tenancy/token.ts';
+import type { TokenView } from '../../../core/tenancy/tenancy-service.ts';
+import { dateTime, resourceId, usdAmount } from './common.ts';
+
+const scope = z.enum(SCOPES);
+
+export const TenantCreate = z
+  .strictObject({ name: z.string().trim().min(1, 'must not be blank').max(200) })
+  .meta({ id: 'TenantCreate' });
+
+export const TenantOut = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    created_at: z.string().meta({ format: 'date-time' }),
+    bootstrap_secret: z.string().meta({ description: 'Single use, shown once, valid 24 hours: exchange it at POST /v1/tokens.' }),
+    bootstrap_expires_at: z.string().meta({ format: 'date-time' }),
+  })
+  .meta({ id: 'TenantOut' });
+
+export const TokenCreate = z
+  .strictObject({
+    tenant_id: resourceId('ten').optional().meta({ description: 'With bootstrap_secret, when no bearer is sent.' }),
+    bootstrap_secret: z.string().min(1).max(200).optional(),
+    name: z.string().trim().max(200).optional(),
+    scopes: z.array(scope).min(1).optional().meta({ description: 'Default ["read"]; a subset of the caller\'s scopes.' }),
+    spend_limit_usd: usdAmount().optional().meta({ description: 'Cap on what rentals through this token (and its children) may commit; > 0.' }),
+    max_rental_hours: z.int().min(1).max(100_000).optional(),
+    expires_at: dateTime().optional().meta({ description: 'Must be in the future.' }),
+  })
+  .meta({ id: 'TokenCreate' });
+
+const tokenFields = {
+  id: z.string(),
+  name: z.string().nullable(),
+  scopes: z.array(scope),
+  spend_limit_cents: z.int().nullable(),
+  committed_cents: z.int(),
+  max_rental_hours: z.int().nullable(),
+  expires_at: z.string().meta({ format: 'date-time' }).nullable(),
+  parent_id: z.string().nullable(),
+  created_at: z.string().meta({ format: 'date-time' }),
+  revoked_at: z.string().meta({ format: 'date-time' }).nullable(),
+};
+
+export const TokenOut = z.object(tokenFields).meta({ id: 'TokenOut' });
+
+export const TokenCreatedOut = z
+  .object({ ...tokenFields, token: z.string().meta({ description: 'The bearer secret, shown once.' }) })
+  .meta({ id: 'TokenCreatedOut' });
+
+export const TokenSelfOut = z
+  .object({
+    ...tokenFields,
+    tenant_id: z.string(),
+    remaining_cents: z.int().nullable().meta({ description: 'What may still be committed: the smallest remaining cap along the token\'s chain; null when uncapped.' }),
+    effective_max_rental_hours: z.int().nullable(),
+  })
+  .meta({ id: 'TokenSelfOut' });
+
+export const TokenIdParams = z.object({ token_id: resourceId('tok') });
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
+  id: token.id,
+  name: token.name,
+  scopes: token.scopes,
+  spend_limit_cents: token.spendLimitCents,
+  committed_cents: token.committedCents,
+  max_rental_hours: token.maxRentalHours,
+  expires_at: iso(token.expiresAt),
+  parent_id: token.parentId,
+  created_at: token.createdAt.toISOString(),
+  revoked_at: iso(token.revokedAt),
+});
+
+export const tokenSelfOut = (view: TokenView): z.input<typeof TokenSelfOut> => ({
+  ...tokenOut(view.token),
+  tenant_id: view.token.tenantId,
+  remaining_cents: view.remainingCents,
+  effective_max_rental_hours: view.effectiveMaxRentalHours,
+});
