@@ -67,6 +67,20 @@ function operation(route: RouteDef) {
   };
 }
 
+const SCHEMES = {
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from POST /v1/tokens.' },
+  operatorKey: { type: 'apiKey', in: 'header', name: 'X-Service-Operator-Key' },
+} as const;
+
+/** Only the schemes some route uses: the document describes what exists. */
+const usedSchemes = (routes: readonly RouteDef[]) => {
+  const kinds = new Set(routes.map((r) => r.access.kind));
+  return {
+    ...((kinds.has('bearer') || kinds.has('bearer-or-body')) && { bearerAuth: SCHEMES.bearerAuth }),
+    ...(kinds.has('operator') && { operatorKey: SCHEMES.operatorKey }),
+  };
+};
+
 /** OpenAPI 3.1 for exactly the routes in the table, from the zod schemas that validate them. */
 export function buildOpenApi(routes: readonly RouteDef[]): object {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -84,11 +98,6 @@ export function buildOpenApi(routes: readonly RouteDef[]): object {
     servers: [{ url: '/' }],
     security: [],
     paths: paths as never,
-    components: {
-      securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from POST /v1/tokens.' },
-        operatorKey: { type: 'apiKey', in: 'header', name: 'X-Service-Operator-Key' },
-      },
-    },
+    components: { securitySchemes: usedSchemes(routes) },
   });
 }

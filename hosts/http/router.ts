@@ -39,13 +39,36 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
   const limiters = rateLimiters(deps.rateLimits);
   const isOperator = operatorKeyChecker(deps.operatorKeys);
 
-  const authenticate = (optional: boolean): RequestHandler =>
-    wrap(async (req, res) => {
-      const bearer = bearerOf(req);
-      if (bearer === undefined && optional) return;
-      if (!bearer) throw new DomainError('UNAUTHENTICATED', 'missing or malformed Authorization header; send Authorization: Bearer <token>');
+  /**
+   * Reads the bearer, if any. A bad one is remembered rather than thrown at once, so that the
+   * attempt still counts against the sender's address: guessing tokens is rate limited too.
+   */
+  const authenticate: RequestHandler = wrap(async (req, res) => {
+    const bearer = bearerOf(req);
+    if (bearer === undefined) return;
+    if (bearer === null) {
+      res.locals.authError = new DomainError('UNAUTHENTICATED', 'malformed Authorization header; send Authorization: Bearer <token>');
+      return;
+    }
+    try {
       res.locals.caller = await deps.tenancy.authenticate(bearer);
-    });
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      res.locals.authError = error;
+    }
+  });
+
+  const limitByCallerOrAddress: RequestHandler = (req, res, next) =>
+    res.locals.caller ? limiters.byToken(req, res, next) : limiters.byAddress(req, res, next);
+
+  const requireCaller =
+    (optional: boolean): RequestHandler =>
+    (_req, res, next) => {
+      if (res.locals.authError) next(res.locals.authError);
+      else if (!res.locals.caller && !optional) {
+        next(new DomainError('UNAUTHENTICATED', 'missing Authorization header; send Authorization: Bearer <token>'));
+      } else next();
+    };
 
   const requireScope =
     (scope: string | null): RequestHandler =>
@@ -73,17 +96,12 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         if (route.path !== '/healthz') chain.push(limiters.byAddress);
         break;
       case 'bearer':
-        chain.push(authenticate(false), limiters.byToken, requireScope(route.access.scope));
+        chain.push(authenticate, limitByCallerOrAddress, requireCaller(false), requireScope(route.access.scope));
         break;
-      case 'bearer-or-body': {
-        const scope = route.access.scope;
+      case 'bearer-or-body':
         // Without a bearer the route is public (bootstrap), and limited per address like one.
-        chain.push(authenticate(true), (req, res, next) =>
-          res.locals.caller ? limiters.byToken(req, res, next) : limiters.byAddress(req, res, next),
-        );
-        chain.push(requireScope(scope));
+        chain.push(authenticate, limitByCallerOrAddress, requireCaller(true), requireScope(route.access.scope));
         break;
-      }
       case 'operator':
         chain.push(requireOperator, limiters.byAddress);
         break;

@@ -1,0 +1,123 @@
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createControlPlane } from '../../hosts/composition/control-plane.ts';
+import { freshPglite } from '../support/database.ts';
+import { startApi, type TestApi } from '../support/api.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api?.close());
+
+describe('bad requests never reach a 500', () => {
+  it('answers malformed JSON with 400 {detail}', async () => {
+    const res = await api.call('POST', '/v1/tokens', { rawBody: '{"tenant_id": ' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: expect.stringMatching(/not valid JSON/) });
+  });
+
+  it('answers a body that is not an object, or not JSON at all, with 4xx {detail}', async () => {
+    const scalar = await api.call('POST', '/v1/tokens', { rawBody: '"just a string"' });
+    expect(scalar.status).toBe(400);
+    const text = await api.call('POST', '/v1/tenants', { rawBody: 'name=acme', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(422);
+    expect(text.body.detail).toMatch(/must be a JSON object; send Content-Type: application\/json/);
+    const array = await api.call('POST', '/v1/tenants', { rawBody: '[1,2]' });
+    expect(array.status).toBe(422);
+    expect(array.body.errors).toEqual([{ loc: ['body'], msg: expect.stringMatching(/JSON object/) }]);
+  });
+
+  it('refuses a body over 100 kB with 413', async () => {
+    const res = await api.call('POST', '/v1/tenants', { body: { name: 'x'.repeat(200_000) } });
+    expect(res.status).toBe(413);
+    expect(typeof res.body.detail).toBe('string');
+  });
+
+  it('answers unknown routes with 404 {detail} and a wrong method with 405 and Allow', async () => {
+    const missing = await api.call('GET', '/v1/nothing-here');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ detail: expect.stringMatching(/no route/) });
+    const wrong = await api.call('PATCH', '/v1/tokens/self');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toMatch(/GET/);
+  });
+});
+
+describe('rate limits', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi({ rateLimits: { publicPerMinute: 5, perTokenPerMinute: 8 } });
+  });
+  afterAll(async () => api?.close());
+
+  it('limits public routes per address with 429 and Retry-After', async () => {
+    const results = [];
+    for (let i = 0; i < 7; i++) results.push(await api.call('GET', '/openapi.json'));
+    expect(results.slice(0, 5).every((r) => r.status === 200)).toBe(true);
+    const limited = results[6]!;
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.body).toEqual({ detail: expect.stringMatching(/too many requests/) });
+    // liveness probes are never limited
+    expect((await api.call('GET', '/healthz')).status).toBe(200);
+  });
+
+  it('counts failed authentication against the address', async () => {
+    const other = await startApi({ rateLimits: { publicPerMinute: 3, perTokenPerMinute: 1000 } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await other.call('GET', '/v1/tokens/self', { token: `gcp_tok_guess${i}_${'x'.repeat(40)}` })).status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('limits each token on its own', async () => {
+    const plane = api.plane;
+    const first = await plane.services.tenancy.createTenant('a');
+    const second = await plane.services.tenancy.createTenant('b');
+    const a = await plane.services.tenancy.issueToken({ kind: 'bootstrap', tenantId: first.tenant.id, secret: first.bootstrapSecret }, {});
+    const b = await plane.services.tenancy.issueToken({ kind: 'bootstrap', tenantId: second.tenant.id, secret: second.bootstrapSecret }, {});
+    const statuses = [];
+    for (let i = 0; i < 9; i++) statuses.push((await api.call('GET', '/v1/tokens/self', { token: a.secret })).status);
+    expect(statuses.slice(0, 8)).toEqual(Array(8).fill(200));
+    expect(statuses[8]).toBe(429);
+    expect((await api.call('GET', '/v1/tokens/self', { token: b.secret })).status).toBe(200);
+  });
+});
+
+describe('embedding', () => {
+  it('mounts the control plane router under a prefix of another Express app', async () => {
+    const plane = await createControlPlane(
+      { storage: freshPglite().target, operatorKeys: [], rateLimits: { publicPerMinute: 100, perTokenPerMinute: 100 }, logLevel: 'silent' },
+      { logger: pino({ level: 'silent' }) },
+    );
+    const host = express();
+    host.get('/', (_req, res) => {
+      res.send('host app');
+    });
+    host.use('/gpu', plane.router);
+    const server = host.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect(await (await fetch(`${base}/`)).text()).toBe('host app');
+      const created = await fetch(`${base}/gpu/v1/tenants`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'embedded' }),
+      });
+      expect(created.status).toBe(201);
+      const unauth = await fetch(`${base}/gpu/v1/tokens/self`);
+      expect(unauth.status).toBe(401);
+      expect(await unauth.json()).toEqual({ detail: expect.any(String) });
+    } finally {
+      server.close();
+      await plane.close();
+    }
+  });
+});

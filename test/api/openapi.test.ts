@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type TestApi } from '../support/api.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api?.close());
+
+const EXPECTED = [
+  'GET /healthz',
+  'GET /openapi.json',
+  'POST /v1/tenants',
+  'POST /v1/tokens',
+  'GET /v1/tokens',
+  'GET /v1/tokens/self',
+  'DELETE /v1/tokens/{token_id}',
+];
+
+describe('/openapi.json', () => {
+  it('is OpenAPI 3.1, version 0.1.0, listing exactly the routes that exist', async () => {
+    const res = await api.call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(res.body.info.version).toBe('0.1.0');
+    const listed = Object.entries(res.body.paths as Record<string, object>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(listed.sort()).toEqual([...EXPECTED].sort());
+    expect(api.plane.routes.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort()).toEqual([...EXPECTED].sort());
+  });
+
+  it('states each operation security: scope, bootstrap alternative, or none', async () => {
+    const { paths } = (await api.call('GET', '/openapi.json')).body;
+    expect(paths['/v1/tenants'].post.security).toEqual([]);
+    expect(paths['/healthz'].get.security).toEqual([]);
+    expect(paths['/v1/tokens'].post.security).toEqual([{ bearerAuth: ['manage'] }, {}]);
+    expect(paths['/v1/tokens'].get.security).toEqual([{ bearerAuth: [] }]);
+    expect(paths['/v1/tokens/{token_id}'].delete.responses['204']).toBeDefined();
+    expect(paths['/v1/tokens'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/TokenCreate');
+  });
+
+  it('is the same schema that validates: a documented enum value is accepted, others refused', async () => {
+    const { components } = (await api.call('GET', '/openapi.json')).body;
+    const scopes = components.schemas.TokenCreate.properties.scopes.items.enum;
+    expect(scopes).toEqual(['read', 'rent', 'manage', 'billing']);
+  });
+
+  it('passes redocly lint with no errors', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gcp-openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify((await api.call('GET', '/openapi.json')).body));
+      const redocly = resolve(import.meta.dirname, '../../node_modules/@redocly/cli/bin/cli.js');
+      const result = await promisify(execFile)(process.execPath, [redocly, 'lint', file, '--format=stylish'], {
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      }).catch((error: { stdout: string; stderr: string; code: number }) => error);
+      expect(`${result.stdout}\n${result.stderr}`).not.toMatch(/\berror\b.*\n/i);
+      expect((result as { code?: number }).code ?? 0).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
