@@ -1,0 +1,242 @@
+import { ZodError } from 'zod';
+import type { Offer } from '../../../core/market/offer.ts';
+import {
+  ProviderFailure,
+  type CreateMachineRequest,
+  type Machine,
+  type Provider,
+  type Rebootable,
+} from '../../../core/ports/providers.ts';
+import { LambdaApiError, LambdaTransportError, type LambdaClient } from './client.ts';
+import {
+  EXTRA_FILTER_KEYS,
+  PROVIDER,
+  SSH_KEY_PREFIX,
+  instanceListSchema,
+  instanceSchema,
+  isOurs,
+  keyMaterial,
+  launchBody,
+  launchSchema,
+  launchedMachine,
+  parseOfferId,
+  sshKeyListSchema,
+  sshKeyNameFor,
+  sshKeySchema,
+  terminateSchema,
+  toMachine,
+  toOffers,
+  type LambdaInstance,
+} from './mapping.ts';
+
+/**
+ * create: the launch itself (a lost answer may have launched something);
+ * action: terminate, restart, and the SSH-key steps before a launch (4xx = refused, else unreachable);
+ * read: everything else.
+ */
+type Operation = 'create' | 'action' | 'read';
+
+const describeApiError = (error: LambdaApiError): string => {
+  if (error.status === 401) return `API key rejected (${error.code ?? 'HTTP 401'}): check the Lambda API key`;
+  const code = error.code ?? `HTTP ${error.status}`;
+  return `${code}: ${error.message}${error.suggestion ? ` (${error.suggestion})` : ''}`;
+};
+
+export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => {
+  if (error instanceof ProviderFailure) return error;
+  if (error instanceof LambdaApiError) {
+    const message = `${what}: ${describeApiError(error)}`;
+    const upstreamFault = error.status >= 500;
+    if (operation === 'create') return new ProviderFailure(PROVIDER, upstreamFault ? 'ambiguous' : 'rejected', message, error.status);
+    if (operation === 'action') {
+      const refused = !upstreamFault && error.status !== 429;
+      return new ProviderFailure(PROVIDER, refused ? 'rejected' : 'unavailable', message, error.status);
+    }
+    return new ProviderFailure(PROVIDER, 'unavailable', message, error.status);
+  }
+  if (error instanceof LambdaTransportError) {
+    return new ProviderFailure(PROVIDER, operation === 'create' ? 'ambiguous' : 'unavailable', `${what}: ${error.message}`);
+  }
+  if (error instanceof ZodError) {
+    // a 200 whose body we cannot read: for a launch, something was created
+    const kind = operation === 'create' ? 'ambiguous' : 'unavailable';
+    return new ProviderFailure(PROVIDER, kind, `${what}: unexpected answer shape (${error.issues[0]?.message ?? 'invalid'})`);
+  }
+  return new ProviderFailure(PROVIDER, operation === 'create' ? 'ambiguous' : 'unavailable', `${what}: ${String(error)}`);
+};
+
+/** Lambda's "already gone" answer: 404 with `global/object-does-not-exist`. */
+const isGone = (error: unknown): boolean =>
+  error instanceof LambdaApiError && error.status === 404 && error.code === 'global/object-does-not-exist';
+
+const ENDED = new Set(['terminating', 'terminated', 'preempted']);
+
+interface SshKeyChoice {
+  name: string;
+  /** Set when this call registered the key, so a refused launch can remove it again. */
+  registeredId: string | null;
+}
+
+export interface LambdaAdapterOptions {
+  /** An SSH key already on the account, used when the caller gives no public key. */
+  sshKeyName: string | null;
+}
+
+export class LambdaProvider implements Provider, Rebootable {
+  readonly name = PROVIDER;
+  readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
+  private readonly client: LambdaClient;
+  private readonly options: LambdaAdapterOptions;
+
+  constructor(client: LambdaClient, options: LambdaAdapterOptions) {
+    this.client = client;
+    this.options = options;
+  }
+
+  async listOffers(signal?: AbortSignal): Promise<Offer[]> {
+    try {
+      return toOffers(await this.client.call('GET', '/instance-types', { idempotent: true, signal }));
+    } catch (error) {
+      throw toFailure('read', 'list instance types', error);
+    }
+  }
+
+  async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
+    if (!parseOfferId(offerId)) return null;
+    // there is no per-type endpoint: the live check reads the whole (small) catalog
+    const offers = await this.listOffers(signal);
+    return offers.find((offer) => offer.id === `${PROVIDER}:${offerId}`) ?? null;
+  }
+
+  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+    const where = parseOfferId(request.offerId);
+    if (!where) throw new ProviderFailure(PROVIDER, 'rejected', `no such offer: ${request.offerId}`);
+    const key = await this.chooseSshKey(request);
+
+    let instanceIds: string[];
+    try {
+      const data = await this.client.call('POST', '/instance-operations/launch', {
+        idempotent: false,
+        launch: true,
+        body: launchBody({ ...where, sshKeyName: key.name, label: request.label, name: request.name, image: request.image }),
+      });
+      instanceIds = launchSchema.parse(data).instance_ids;
+    } catch (error) {
+      const failure = toFailure('create', 'launch', error);
+      // only a definite refusal lets us drop the key; after an ambiguous launch an instance may use it
+      if (failure.kind === 'rejected' && key.registeredId) await this.deleteSshKey(key.registeredId).catch(() => undefined);
+      throw failure;
+    }
+    const machineId = instanceIds[0];
+    if (!machineId) throw new ProviderFailure(PROVIDER, 'ambiguous', 'launch answered 200 without an instance id');
+
+    // The launch succeeded: from here on nothing may throw, or the caller would think nothing exists.
+    try {
+      const machine = await this.getMachine(machineId);
+      if (machine) return machine;
+    } catch {
+      // fall back to what we know
+    }
+    return launchedMachine(machineId, request.label);
+  }
+
+  async getMachine(machineId: string): Promise<Machine | null> {
+    try {
+      const data = await this.client.call('GET', `/instances/${encodeURIComponent(machineId)}`, { idempotent: true });
+      return toMachine(instanceSchema.parse(data));
+    } catch (error) {
+      if (isGone(error)) return null;
+      throw toFailure('read', 'get instance', error);
+    }
+  }
+
+  async listMachines(): Promise<Machine[]> {
+    return (await this.listInstances()).filter(isOurs).map(toMachine);
+  }
+
+  async terminateMachine(machineId: string): Promise<void> {
+    let data: unknown;
+    try {
+      data = await this.client.call('POST', '/instance-operations/terminate', {
+        idempotent: true,
+        body: { instance_ids: [machineId] },
+      });
+    } catch (error) {
+      if (isGone(error)) return;
+      throw toFailure('action', 'terminate', error);
+    }
+    const parsed = terminateSchema.safeParse(data);
+    if (parsed.success) await this.releaseSshKeys(parsed.data.terminated_instances).catch(() => undefined);
+  }
+
+  async rebootMachine(machineId: string): Promise<void> {
+    try {
+      await this.client.call('POST', '/instance-operations/restart', {
+        idempotent: false,
+        body: { instance_ids: [machineId] },
+      });
+    } catch (error) {
+      throw toFailure('action', 'restart', error);
+    }
+  }
+
+  private async listInstances(): Promise<LambdaInstance[]> {
+    try {
+      return instanceListSchema.parse(await this.client.call('GET', '/instances', { idempotent: true }));
+    } catch (error) {
+      throw toFailure('read', 'list instances', error);
+    }
+  }
+
+  /**
+   * Lambda launches only with exactly one SSH key already registered on the account. A key with the
+   * same material is reused whatever its name (as SkyPilot and dstack do); otherwise the caller's key
+   * is registered as "cp-<our id>" and removed again when the last instance using it is terminated.
+   */
+  private async chooseSshKey(request: CreateMachineRequest): Promise<SshKeyChoice> {
+    if (request.sshPublicKey === null) {
+      if (this.options.sshKeyName) return { name: this.options.sshKeyName, registeredId: null };
+      throw new ProviderFailure(PROVIDER, 'rejected', 'Lambda launches only with an SSH key: give a public key or configure sshKeyName');
+    }
+    const publicKey = request.sshPublicKey.trim();
+    try {
+      const keys = sshKeyListSchema.parse(await this.client.call('GET', '/ssh-keys', { idempotent: true }));
+      const material = keyMaterial(publicKey);
+      const same = keys.find((key) => key.public_key !== undefined && keyMaterial(key.public_key) === material);
+      if (same) return { name: same.name, registeredId: null };
+
+      const created = sshKeySchema.parse(
+        await this.client.call('POST', '/ssh-keys', {
+          idempotent: false,
+          body: { name: sshKeyNameFor(request.label), public_key: publicKey },
+        }),
+      );
+      return { name: created.name, registeredId: created.id };
+    } catch (error) {
+      throw toFailure('action', 'register SSH key', error);
+    }
+  }
+
+  /** Deletes keys this adapter registered once no live instance of the account uses them any more. */
+  private async releaseSshKeys(terminated: LambdaInstance[]): Promise<void> {
+    const candidates = new Set(terminated.flatMap((i) => i.ssh_key_names).filter((n) => n.startsWith(SSH_KEY_PREFIX)));
+    if (candidates.size === 0) return;
+    const endedIds = new Set(terminated.map((i) => i.id));
+    for (const instance of await this.listInstances()) {
+      if (endedIds.has(instance.id) || ENDED.has(instance.status)) continue;
+      for (const name of instance.ssh_key_names) candidates.delete(name);
+    }
+    if (candidates.size === 0) return;
+    const keys = sshKeyListSchema.parse(await this.client.call('GET', '/ssh-keys', { idempotent: true }));
+    for (const key of keys) if (candidates.has(key.name)) await this.deleteSshKey(key.id);
+  }
+
+  private async deleteSshKey(keyId: string): Promise<void> {
+    try {
+      await this.client.call('DELETE', `/ssh-keys/${encodeURIComponent(keyId)}`, { idempotent: true });
+    } catch (error) {
+      if (error instanceof LambdaApiError && error.status === 404) return;
+      throw error;
+    }
+  }
+}

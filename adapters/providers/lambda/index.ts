@@ -1,0 +1,40 @@
+import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
+import { LambdaProvider } from './adapter.ts';
+import { LambdaClient } from './client.ts';
+
+export interface LambdaProviderConfig {
+  apiKey: string;
+  /** Default https://cloud.lambda.ai/api/v1 (the older cloud.lambdalabs.com host also answers). */
+  baseUrl?: string;
+  /** Per request, default 30 000 ms. */
+  timeoutMs?: number;
+  /** Extra attempts for safe calls on 429/5xx/lost answers, default 3. Launches are never retried. */
+  retries?: number;
+  /** First backoff delay, default 1 000 ms; doubles per attempt up to retryMaxMs (default 15 000). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Spacing between any two requests, default 1 000 ms (Lambda allows about 1 request per second). */
+  minIntervalMs?: number;
+  /** Spacing between two launches, default 12 000 ms (Lambda allows 1 launch per 12 seconds). */
+  launchIntervalMs?: number;
+  /** An SSH key already registered on the account, used when a create carries no public key. */
+  sshKeyName?: string;
+}
+
+export type { LambdaProvider } from './adapter.ts';
+export { LAMBDA_ERROR_CODES, LambdaApiError, LambdaTransportError, type LambdaErrorCode } from './client.ts';
+
+export function createLambdaProvider(config: LambdaProviderConfig): Provider & Rebootable {
+  if (!config.apiKey) throw new Error('lambda: apiKey is required');
+  const client = new LambdaClient({
+    apiKey: config.apiKey,
+    baseUrl: config.baseUrl ?? 'https://cloud.lambda.ai/api/v1',
+    timeoutMs: config.timeoutMs ?? 30_000,
+    retries: config.retries ?? 3,
+    retryBaseMs: config.retryBaseMs ?? 1_000,
+    retryMaxMs: config.retryMaxMs ?? 15_000,
+    minIntervalMs: config.minIntervalMs ?? 1_000,
+    launchIntervalMs: config.launchIntervalMs ?? 12_000,
+  });
+  return new LambdaProvider(client, { sshKeyName: config.sshKeyName ?? null });
+}

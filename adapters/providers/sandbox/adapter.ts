@@ -1,0 +1,106 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Offer } from '../../../core/market/offer.ts';
+import {
+  ProviderFailure,
+  type CreateMachineRequest,
+  type Machine,
+  type Provider,
+  type Rebootable,
+} from '../../../core/ports/providers.ts';
+import { EXTRA_FILTER_KEYS, PROVIDER_NAME } from './catalog.ts';
+import { DEFAULT_IMAGE, type SandboxCloud, type SandboxMachine } from './simulator.ts';
+
+/** Our instance ids; machines without one belong to someone else on the account. */
+const OUR_LABEL = /^ins_/;
+
+const toMachine = (machine: SandboxMachine): Machine => ({
+  machineId: machine.machineId,
+  label: machine.label,
+  status: machine.status,
+  sshHost: machine.sshHost,
+  sshPort: machine.sshPort,
+  priceUsdPerHour: machine.priceUsdPerHour,
+});
+
+/**
+ * The Provider port over the in-process simulated cloud. It behaves like a remote adapter would:
+ * answers are async, listings can be slow and abortable, and failures arrive as ProviderFailure.
+ * `cloud` is public so tests, demos and the operator can turn the simulator's knobs.
+ */
+export class SandboxProvider implements Provider, Rebootable {
+  readonly name = PROVIDER_NAME;
+  readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
+  readonly cloud: SandboxCloud;
+
+  constructor(cloud: SandboxCloud) {
+    this.cloud = cloud;
+  }
+
+  async listOffers(signal?: AbortSignal): Promise<Offer[]> {
+    await this.delay(signal);
+    this.checkReachable('list offers', signal);
+    return this.cloud.listOffers();
+  }
+
+  async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
+    this.checkReachable(`get offer ${offerId}`, signal);
+    return this.cloud.getOffer(offerId);
+  }
+
+  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+    const outcome = this.cloud.create({
+      offerId: request.offerId,
+      label: request.label,
+      name: request.name,
+      image: request.image ?? DEFAULT_IMAGE,
+      sshPublicKey: request.sshPublicKey,
+    });
+    switch (outcome.kind) {
+      case 'created':
+        return toMachine(outcome.machine);
+      case 'rejected':
+        throw new ProviderFailure(this.name, 'rejected', `create on offer ${request.offerId} rejected: ${outcome.reason}`);
+      case 'ambiguous':
+        throw new ProviderFailure(this.name, 'ambiguous', `create on offer ${request.offerId} has no answer: ${outcome.reason}`);
+    }
+  }
+
+  async getMachine(machineId: string): Promise<Machine | null> {
+    this.checkReachable(`get machine ${machineId}`);
+    const machine = this.cloud.getMachine(machineId);
+    return machine ? toMachine(machine) : null;
+  }
+
+  async listMachines(): Promise<Machine[]> {
+    this.checkReachable('list machines');
+    return this.cloud
+      .listMachines()
+      .filter((machine) => machine.label !== null && OUR_LABEL.test(machine.label))
+      .map(toMachine);
+  }
+
+  async terminateMachine(machineId: string): Promise<void> {
+    this.cloud.terminate(machineId);
+  }
+
+  async rebootMachine(machineId: string): Promise<void> {
+    const result = this.cloud.reboot(machineId);
+    if (result === 'not_found') throw new ProviderFailure(this.name, 'rejected', `reboot: no live machine ${machineId}`);
+    if (result === 'not_running') throw new ProviderFailure(this.name, 'rejected', `reboot: machine ${machineId} is not running`);
+  }
+
+  /** The configured listing latency, cut short (as a failed read) when the caller gives up. */
+  private async delay(signal?: AbortSignal): Promise<void> {
+    if (this.cloud.latencyMs <= 0) return;
+    try {
+      await sleep(this.cloud.latencyMs, undefined, { signal });
+    } catch (error) {
+      throw new ProviderFailure(this.name, 'unavailable', `list offers aborted: ${String((error as Error).message ?? error)}`);
+    }
+  }
+
+  private checkReachable(operation: string, signal?: AbortSignal): void {
+    if (signal?.aborted) throw new ProviderFailure(this.name, 'unavailable', `${operation} aborted`);
+    if (this.cloud.takeReadFailure()) throw new ProviderFailure(this.name, 'unavailable', `${operation}: simulated outage`);
+  }
+}

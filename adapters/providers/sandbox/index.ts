@@ -1,0 +1,49 @@
+import { SandboxProvider } from './adapter.ts';
+import { SandboxCloud } from './simulator.ts';
+
+export { SandboxProvider } from './adapter.ts';
+export { SandboxCloud, type InjectedCreateFailure, type ProvisioningMishap } from './simulator.ts';
+export { EXTRA_FILTER_KEYS as SANDBOX_EXTRA_FILTER_KEYS } from './catalog.ts';
+
+export interface SandboxConfig {
+  /** Same seed, same market, on every machine (default 2026). */
+  seed?: number;
+  /** How many offers the market lists (default 300; 50,000 is fine for benchmarks). */
+  offers?: number;
+  /** Time from create to running (default 20 s), measured on `clock`. */
+  provisioningMs?: number;
+  /** Time a reboot keeps a machine in `rebooting` (default 10 s), measured on `clock`. */
+  rebootMs?: number;
+  /** Real time every offer listing takes (default 0), so timeouts on slow upstreams can be tried. */
+  latencyMs?: number;
+  /** Share of creates the hosts decline, drawn from the seed (0 to 1, default 0). */
+  failureRate?: number;
+  /** How long a terminated machine can still be read back (default 1 h), measured on `clock`. */
+  terminatedRetentionMs?: number;
+  /** Milliseconds since the epoch (default Date.now); inject one to move machines on without sleeping. */
+  clock?: () => number;
+}
+
+const MAX_OFFERS = 1_000_000;
+
+function check(name: string, value: number, min: number, max: number, integer: boolean): number {
+  if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+    throw new RangeError(`sandbox ${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+/** The embedded default provider: a simulated GPU cloud in this process, no network. */
+export function createSandboxProvider(config: SandboxConfig = {}): SandboxProvider {
+  const cloud = new SandboxCloud({
+    seed: check('seed', config.seed ?? 2026, 0, 0xffff_ffff, true),
+    offers: check('offers', config.offers ?? 300, 1, MAX_OFFERS, true),
+    provisioningMs: check('provisioningMs', config.provisioningMs ?? 20_000, 0, Number.MAX_SAFE_INTEGER, false),
+    rebootMs: check('rebootMs', config.rebootMs ?? 10_000, 0, Number.MAX_SAFE_INTEGER, false),
+    failureRate: check('failureRate', config.failureRate ?? 0, 0, 1, false),
+    terminatedRetentionMs: check('terminatedRetentionMs', config.terminatedRetentionMs ?? 3_600_000, 0, Number.MAX_SAFE_INTEGER, false),
+    clock: config.clock ?? Date.now,
+  });
+  cloud.latencyMs = check('latencyMs', config.latencyMs ?? 0, 0, 600_000, false);
+  return new SandboxProvider(cloud);
+}
