@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const MAIN = resolve(import.meta.dirname, '../../hosts/http/main.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real entry point (what `npm start` runs) as its own process. */
+function startServer(env: Record<string, string>, onLine?: (line: string, kill: () => void) => void): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      stdout += text;
+      for (const line of text.split('\n').filter(Boolean)) onLine?.(line, () => child.kill('SIGTERM'));
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(guard);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('the server process', () => {
+  it('refuses to start on a bad variable, naming it, with exit code 2', async () => {
+    const run = await startServer({ PORT: 'eighty', DATA_DIR: 'memory://' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/PORT/);
+  });
+
+  it('starts on embedded defaults, answers, and shuts down cleanly on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gcp-server-'));
+    let health: unknown;
+    try {
+      const run = await startServer({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '' }, (line, kill) => {
+        const entry = JSON.parse(line) as { port?: number };
+        if (entry.port) {
+          fetch(`http://127.0.0.1:${entry.port}/healthz`)
+            .then((r) => r.json())
+            .then((body) => {
+              health = body;
+              kill();
+            }, kill);
+        }
+      });
+      expect(health).toEqual({ status: 'ok', version: '0.1.0' });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/"msg":"stopped"/);
+      expect(run.stdout).toMatch(/embedded PGlite/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
