@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { z } from 'zod';
 import { DomainError } from '../../core/errors.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
+import type { Scope } from '../../core/tenancy/scopes.ts';
 import type { Token } from '../../core/tenancy/token.ts';
 import { operatorKeyChecker } from './operator-keys.ts';
 import { rateLimiters, type RateLimitSettings } from './rate-limit.ts';
@@ -71,10 +72,10 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
     };
 
   const requireScope =
-    (scope: string | null): RequestHandler =>
+    (scope: Scope | null): RequestHandler =>
     (_req, res, next) => {
       const caller = res.locals.caller as Token | undefined;
-      if (scope && caller && !caller.scopes.includes(scope as Token['scopes'][number])) {
+      if (scope && caller && !caller.scopes.includes(scope)) {
         next(new DomainError('SCOPE_REQUIRED', `this route needs a token with the ${scope} scope`));
         return;
       }
@@ -103,7 +104,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         chain.push(authenticate, limitByCallerOrAddress, requireCaller(true), requireScope(route.access.scope));
         break;
       case 'operator':
-        chain.push(requireOperator, limiters.byAddress);
+        chain.push(limiters.byAddress, requireOperator);
         break;
     }
 
