@@ -1,0 +1,55 @@
+import type { Dispatcher } from 'undici';
+import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
+import { RunpodProvider } from './adapter.ts';
+import { RunpodClient } from './client.ts';
+
+export interface RunpodProviderConfig {
+  apiKey: string;
+  /** REST v2 lives under `<baseUrl>/v2`; default https://api.runpod.io. */
+  baseUrl?: string;
+  /** Default `<baseUrl>/graphql`. */
+  graphqlUrl?: string;
+  /** Deadline of one HTTP call. */
+  timeoutMs?: number;
+  /** Extra attempts for a call that may be retried. */
+  retries?: number;
+  backoffBaseMs?: number;
+  /** Longest `Retry-After` worth waiting for inside one call. */
+  maxRetryAfterMs?: number;
+  /** Image for a create that names none. */
+  defaultImage?: string;
+  /** Container disk of every pod, in GB. */
+  diskGb?: number;
+  dispatcher?: Dispatcher;
+}
+
+export const RUNPOD_DEFAULTS = {
+  baseUrl: 'https://api.runpod.io',
+  timeoutMs: 15_000,
+  retries: 2,
+  backoffBaseMs: 500,
+  maxRetryAfterMs: 10_000,
+  defaultImage: 'runpod/pytorch:1.0.2-cu1281-torch280-ubuntu2404',
+  diskGb: 50,
+} as const;
+
+export function createRunpodProvider(config: RunpodProviderConfig): Provider & Rebootable {
+  if (!config.apiKey) throw new Error('runpod: an API key is required');
+  const baseUrl = (config.baseUrl ?? RUNPOD_DEFAULTS.baseUrl).replace(/\/+$/, '');
+  const client = new RunpodClient({
+    apiKey: config.apiKey,
+    baseUrl,
+    graphqlUrl: config.graphqlUrl ?? `${baseUrl}/graphql`,
+    timeoutMs: config.timeoutMs ?? RUNPOD_DEFAULTS.timeoutMs,
+    retries: config.retries ?? RUNPOD_DEFAULTS.retries,
+    backoffBaseMs: config.backoffBaseMs ?? RUNPOD_DEFAULTS.backoffBaseMs,
+    maxRetryAfterMs: config.maxRetryAfterMs ?? RUNPOD_DEFAULTS.maxRetryAfterMs,
+    ...(config.dispatcher ? { dispatcher: config.dispatcher } : {}),
+  });
+  return new RunpodProvider(client, {
+    defaultImage: config.defaultImage ?? RUNPOD_DEFAULTS.defaultImage,
+    diskGb: config.diskGb ?? RUNPOD_DEFAULTS.diskGb,
+  });
+}
+
+export { RunpodProvider } from './adapter.ts';
