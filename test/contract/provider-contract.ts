@@ -10,6 +10,18 @@ export interface ProviderHarness {
 
 const DECIMAL_USD = /^\d+(\.\d+)?$/;
 
+/** The ProviderFailure a call ends in; fails the test when the call succeeds or throws anything else. */
+export const failureOf = (promise: Promise<unknown>): Promise<ProviderFailure> =>
+  promise.then(
+    () => {
+      throw new Error('expected a ProviderFailure');
+    },
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(ProviderFailure);
+      return error as ProviderFailure;
+    },
+  );
+
 const expectOfferInOurUnits = (offer: Offer, provider: string) => {
   expect(offer.id.startsWith(`${provider}:`)).toBe(true);
   expect(offer.provider).toBe(provider);
@@ -89,11 +101,10 @@ export function providerContract(name: string, open: () => Promise<ProviderHarne
     });
 
     it('reports a create on an offer that does not exist as a definite rejection', async () => {
-      const failure = await provider
-        .createMachine({ offerId: '999999999', label: 'ins_missing', name: 'x', sshPublicKey: null, image: null })
-        .then(() => null, (error: unknown) => error);
-      expect(failure).toBeInstanceOf(ProviderFailure);
-      expect((failure as ProviderFailure).kind).toBe('rejected');
+      const failure = await failureOf(
+        provider.createMachine({ offerId: '999999999', label: 'ins_missing', name: 'x', sshPublicKey: null, image: null }),
+      );
+      expect(failure.kind).toBe('rejected');
     });
 
     it('answers null for a machine it does not know', async () => {

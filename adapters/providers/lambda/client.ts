@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { Pacer, pause, retryAfterMs } from '../shared/pacing.ts';
 
 /** Error codes the Lambda Cloud API documents (OpenAPI 1.10.0); `provider/...` ones come from its upstreams. */
 export const LAMBDA_ERROR_CODES = [
@@ -82,35 +83,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (ms <= 0) return resolve();
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new LambdaTransportError('aborted', 'request aborted by the caller'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-/**
- * Hands out start times at least `interval` apart. A slot is reserved synchronously, so concurrent
- * callers queue up instead of all firing when the previous one finishes.
- */
-class Pacer {
-  private next = 0;
-
-  async wait(intervalMs: number, signal?: AbortSignal): Promise<void> {
-    if (intervalMs <= 0) return;
-    const now = Date.now();
-    const at = Math.max(now, this.next);
-    this.next = at + intervalMs;
-    await sleep(at - now, signal);
-  }
-}
+const aborted = () => new LambdaTransportError('aborted', 'request aborted by the caller');
 
 /** 429, 5xx and Lambda's `provider/...` upstream errors are worth another try; a lost answer too. */
 const isRetryable = (error: unknown): boolean => {
@@ -118,16 +91,6 @@ const isRetryable = (error: unknown): boolean => {
     return error.status === 429 || error.status >= 500 || (error.code?.startsWith('provider/') ?? false);
   }
   return error instanceof LambdaTransportError && error.reason !== 'aborted';
-};
-
-/** Retry-After in seconds or as an HTTP date; null when absent or unreadable. */
-const retryAfterMs = (header: string | string[] | undefined): number | null => {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value) return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
 };
 
 const readEnvelopeError = (status: number, text: string, retryAfter: number | null): LambdaApiError => {
@@ -152,11 +115,13 @@ const readEnvelopeError = (status: number, text: string, retryAfter: number | nu
 /** The Lambda Cloud REST API over undici: auth, envelope, timeouts, pacing and retries of safe calls. */
 export class LambdaClient {
   private readonly options: LambdaClientOptions;
-  private readonly pacer = new Pacer();
-  private readonly launchPacer = new Pacer();
+  private readonly pacer: Pacer;
+  private readonly launchPacer: Pacer;
 
   constructor(options: LambdaClientOptions) {
     this.options = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') };
+    this.pacer = new Pacer(options.minIntervalMs);
+    this.launchPacer = new Pacer(options.launchIntervalMs);
   }
 
   /** The `data` payload of a successful answer (still unvalidated: mapping.ts owns the wire shapes). */
@@ -169,14 +134,14 @@ export class LambdaClient {
         if (attempt >= attempts || !isRetryable(error)) throw error;
         const backoff = this.options.retryBaseMs * 2 ** (attempt - 1);
         const hinted = error instanceof LambdaApiError ? (error.retryAfterMs ?? 0) : 0;
-        await sleep(Math.min(this.options.retryMaxMs, Math.max(backoff, hinted)), options.signal);
+        await pause(Math.min(this.options.retryMaxMs, Math.max(backoff, hinted)), options.signal, aborted);
       }
     }
   }
 
   private async once(method: string, path: string, options: CallOptions): Promise<unknown> {
-    if (options.launch) await this.launchPacer.wait(this.options.launchIntervalMs, options.signal);
-    await this.pacer.wait(this.options.minIntervalMs, options.signal);
+    if (options.launch) await this.launchPacer.wait(options.signal, aborted);
+    await this.pacer.wait(options.signal, aborted);
 
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
+import { retryAfterMs } from '../shared/pacing.ts';
 
 export interface RunpodClientOptions {
   apiKey: string;
@@ -90,15 +91,6 @@ const header = (headers: RawResponse['headers'], name: string): string | undefin
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 };
-
-/** `Retry-After` as milliseconds: delta-seconds or an HTTP date. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | null {
-  if (value === undefined) return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
 
 const errorMessage = (entry: unknown): string =>
   typeof entry === 'string'

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { Pacer, pause, retryAfterMs } from '../shared/pacing.ts';
 
 /**
  * How a call may be repeated after a failure:
@@ -48,49 +49,7 @@ export interface CallOptions {
 
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new VastTransportError('aborted', 'aborted by caller'));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new VastTransportError('aborted', 'aborted by caller'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-/**
- * Spaces calls at least `intervalMs` apart. Slots are reserved synchronously, so concurrent callers
- * queue up instead of bursting into Vast's per-endpoint minimum interval.
- */
-class Pacer {
-  readonly #intervalMs: number;
-  #nextSlot = 0;
-
-  constructor(intervalMs: number) {
-    this.#intervalMs = intervalMs;
-  }
-
-  async wait(signal?: AbortSignal): Promise<void> {
-    if (this.#intervalMs <= 0) return;
-    const now = Date.now();
-    const slot = Math.max(now, this.#nextSlot);
-    this.#nextSlot = slot + this.#intervalMs;
-    if (slot > now) await sleep(slot - now, signal);
-  }
-}
-
-const parseRetryAfter = (value: string | string[] | undefined): number | null => {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (!text) return null;
-  const seconds = Number(text);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-};
+const aborted = () => new VastTransportError('aborted', 'aborted by caller');
 
 /** HTTP to console.vast.ai: bearer auth, a timeout per attempt, exponential backoff where retrying is safe. */
 export class VastClient {
@@ -105,7 +64,7 @@ export class VastClient {
   async call(method: string, path: string, options: CallOptions): Promise<VastResponse> {
     const maxAttempts = options.retry === 'never' ? 1 : this.#options.retries + 1;
     for (let attempt = 1; ; attempt++) {
-      if (options.paced) await this.#searchPacer.wait(options.signal);
+      if (options.paced) await this.#searchPacer.wait(options.signal, aborted);
       let response: VastResponse;
       try {
         response = await this.#once(method, path, options);
@@ -113,14 +72,14 @@ export class VastClient {
         const transport = error as VastTransportError;
         const retryable = options.retry === 'safe' && transport.reason !== 'aborted';
         if (!retryable || attempt >= maxAttempts) throw transport;
-        await sleep(this.#backoff(attempt), options.signal);
+        await pause(this.#backoff(attempt), options.signal, aborted);
         continue;
       }
       if (!this.#shouldRetry(response, options.retry) || attempt >= maxAttempts) return response;
       const delay = this.#backoff(attempt);
       // Vast sends no Retry-After on ordinary 429s; when it does (daily search quota) it can be hours away.
       if (response.retryAfterMs !== null && response.retryAfterMs > this.#options.backoffMaxMs) return response;
-      await sleep(Math.max(delay, response.retryAfterMs ?? 0), options.signal);
+      await pause(Math.max(delay, response.retryAfterMs ?? 0), options.signal, aborted);
     }
   }
 
@@ -160,7 +119,7 @@ export class VastClient {
       } catch {
         // plain-text bodies (429s, proxies' error pages) stay text
       }
-      return { status: response.statusCode, body, retryAfterMs: parseRetryAfter(response.headers['retry-after']) };
+      return { status: response.statusCode, body, retryAfterMs: retryAfterMs(response.headers['retry-after']) };
     } catch (error) {
       if (options.signal?.aborted) throw new VastTransportError('aborted', 'aborted by caller');
       if (timeout.aborted) {

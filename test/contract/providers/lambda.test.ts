@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRebootable, ProviderFailure, type Provider } from '../../../core/ports/providers.ts';
+import { isRebootable, type Provider } from '../../../core/ports/providers.ts';
 import { createLambdaProvider, type LambdaProviderConfig } from '../../../adapters/providers/lambda/index.ts';
 import { startFakeLambda, type FakeLambda } from '../../fakes/lambda/server.ts';
-import { providerContract } from '../provider-contract.ts';
+import { providerContract, failureOf } from '../provider-contract.ts';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOurTestKeyMaterial0000000000000000000 alice@laptop';
 
@@ -23,17 +23,6 @@ providerContract('lambda', async () => {
   const fake = await startFakeLambda();
   return { provider: createLambdaProvider(fastConfig(fake)), close: fake.close };
 });
-
-const failureOf = (promise: Promise<unknown>): Promise<ProviderFailure> =>
-  promise.then(
-    () => {
-      throw new Error('expected a ProviderFailure');
-    },
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(ProviderFailure);
-      return error as ProviderFailure;
-    },
-  );
 
 describe('lambda adapter', () => {
   let fake: FakeLambda;

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRunpodProvider, RUNPOD_DEFAULTS, type RunpodProviderConfig } from '../../../adapters/providers/runpod/index.ts';
-import { isRebootable, ProviderFailure, type Provider, type Rebootable } from '../../../core/ports/providers.ts';
+import { isRebootable, type Provider, type Rebootable } from '../../../core/ports/providers.ts';
 import { startFakeRunpod, type FakeRunpod } from '../../fakes/runpod/server.ts';
-import { providerContract } from '../provider-contract.ts';
+import { providerContract, failureOf } from '../provider-contract.ts';
 
 const providerFor = (fake: FakeRunpod, overrides: Partial<RunpodProviderConfig> = {}): Provider & Rebootable =>
   createRunpodProvider({
@@ -19,15 +19,6 @@ providerContract('runpod', async () => {
   const fake = await startFakeRunpod();
   return { provider: providerFor(fake), close: () => fake.close() };
 });
-
-const failureOf = async (promise: Promise<unknown>): Promise<ProviderFailure> => {
-  const outcome = await promise.then(
-    () => null,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(ProviderFailure);
-  return outcome as ProviderFailure;
-};
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRunpodWireTest wire@test';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isRebootable, isSelfRemoving, ProviderFailure, type CreateMachineRequest } from '../../../core/ports/providers.ts';
+import { isRebootable, isSelfRemoving, type CreateMachineRequest, type ProviderFailure } from '../../../core/ports/providers.ts';
 import { createSandboxProvider, type SandboxConfig } from '../../../adapters/providers/sandbox/index.ts';
-import { providerContract } from '../provider-contract.ts';
+import { providerContract, failureOf } from '../provider-contract.ts';
 
 providerContract('sandbox', async () => ({ provider: createSandboxProvider({ seed: 7 }), close: async () => {} }));
 
@@ -18,17 +18,6 @@ const request = (offerId: string, label = 'ins_test1'): CreateMachineRequest => 
   sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITestKey test@test',
   image: null,
 });
-
-const failureOf = (promise: Promise<unknown>): Promise<ProviderFailure> =>
-  promise.then(
-    () => {
-      throw new Error('expected a ProviderFailure');
-    },
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(ProviderFailure);
-      return error as ProviderFailure;
-    },
-  );
 
 const open = (config: SandboxConfig = {}) => {
   const clock = manualClock();

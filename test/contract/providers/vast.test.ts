@@ -2,9 +2,9 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createVastProvider, type VastProviderConfig } from '../../../adapters/providers/vast/index.ts';
 import type { VastProvider } from '../../../adapters/providers/vast/adapter.ts';
-import { ProviderFailure, isRebootable, supportedOperations, type CreateMachineRequest } from '../../../core/ports/providers.ts';
+import { isRebootable, supportedOperations, type CreateMachineRequest } from '../../../core/ports/providers.ts';
 import { startFakeVast, type FakeVast } from '../../fakes/vast/server.ts';
-import { providerContract } from '../provider-contract.ts';
+import { providerContract, failureOf } from '../provider-contract.ts';
 
 const KEY = 'vast-test-key';
 /** Fast settings for tests: no search pacing, millisecond backoff. */
@@ -36,17 +36,6 @@ const rent = (offerId: string, label = 'ins_test01', extra: Partial<CreateMachin
   image: null,
   ...extra,
 });
-
-const failureOf = (promise: Promise<unknown>): Promise<ProviderFailure> =>
-  promise.then(
-    () => {
-      throw new Error('expected a ProviderFailure');
-    },
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(ProviderFailure);
-      return error as ProviderFailure;
-    },
-  );
 
 describe('vast offers: our units', () => {
   it('turns MB per GPU into GB, keeps the whole-offer price, and reads geolocation', async () => {
