@@ -48,17 +48,10 @@ export type InjectedCreateFailure = 'rejected' | 'ambiguous';
 /** What happens to a machine instead of becoming ready: `failed` ends it, `stuck` never leaves provisioning. */
 export type ProvisioningMishap = 'failed' | 'stuck';
 
-interface MachineRecord {
-  machineId: string;
-  offerId: string;
-  label: string | null;
-  name: string;
-  image: string;
-  sshPublicKey: string | null;
-  priceUsdPerHour: string;
+/** What the cloud stores: the view callers get, less the status it derives from the clock, plus bookkeeping. */
+interface MachineRecord extends Omit<SandboxMachine, 'status' | 'sshHost' | 'sshPort'> {
   sshHost: string;
   sshPort: number;
-  createdAt: number;
   readyAt: number;
   mishap: ProvisioningMishap | null;
   rebootUntil: number;
