@@ -8,6 +8,7 @@ import type { Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
+import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
 import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
 
@@ -48,6 +49,7 @@ async function openOrm(target: StorageTarget): Promise<MikroORM> {
 const unitOfWork = (em: EntityManager): UnitOfWork => ({
   tenants: new MikroTenantStore(em),
   tokens: new MikroTokenStore(em),
+  marketSummary: new MikroMarketSummaryStore(em),
 });
 
 export class MikroStorage implements Storage {

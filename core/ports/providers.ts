@@ -1,4 +1,5 @@
 import type { Offer } from '../market/offer.ts';
+import type { StandardFilter } from '../market/search-filter.ts';
 
 export type MachineStatus = 'provisioning' | 'running' | 'rebooting' | 'stopped' | 'terminated' | 'failed' | 'unknown';
 
@@ -54,6 +55,11 @@ export interface Provider {
   readonly name: string;
   /** `extra_filters` keys this provider understands; matched against Offer.attributes. */
   readonly extraFilterKeys: readonly string[];
+  /**
+   * Standard search filters on fields this provider never reports (Lambda states no download speed):
+   * they are not applied to its offers and are reported in its `ignored_filters`.
+   */
+  readonly unfilterable?: readonly StandardFilter[];
   /** Every offer the provider lists now (the snapshot refresh calls this; filtering is ours). */
   listOffers(signal?: AbortSignal): Promise<Offer[]>;
   /** One offer, checked live (the price a rental pays); null when it is gone. */

@@ -1,3 +1,4 @@
+import type { MarketSummary } from '../market/summary.ts';
 import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
 import type { Token } from '../tenancy/token.ts';
 
@@ -16,6 +17,7 @@ export interface Storage {
 export interface UnitOfWork {
   tenants: TenantStore;
   tokens: TokenStore;
+  marketSummary: MarketSummaryStore;
 }
 
 export interface TenantStore {
@@ -39,4 +41,26 @@ export interface TokenStore {
   list(tenantId: string, options?: { under?: string }): Promise<Token[]>;
   /** Revokes the token and every descendant not yet revoked; returns the ids it revoked. */
   revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]>;
+}
+
+export interface StoredMarketSummary {
+  summary: MarketSummary;
+  builtAt: Date;
+}
+
+/** The one market summary every replica serves, and the lease that lets one replica at a time rebuild it. */
+export interface MarketSummaryStore {
+  /** The last summary built from a refresh in which some market answered; null before the first. */
+  latest(): Promise<StoredMarketSummary | null>;
+  /**
+   * Claims the next refresh: succeeds only when no refresh started after `lastStartedBefore` and no
+   * claimed refresh is still running (its lease ends after `now`). The claim lasts until `leaseUntil`.
+   */
+  claimRefresh(now: Date, lastStartedBefore: Date, leaseUntil: Date): Promise<boolean>;
+  /** Stores a new summary and ends the lease. */
+  completeRefresh(summary: MarketSummary, builtAt: Date): Promise<void>;
+  /** Ends the lease of a refresh in which no market answered; the last good summary stays. */
+  failRefresh(error: string): Promise<void>;
+  /** Whether another refresh holds the lease at `now`. */
+  refreshRunning(now: Date): Promise<boolean>;
 }

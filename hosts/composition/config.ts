@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { ProviderSetting } from '../../adapters/providers/provider-module.ts';
+import { PROVIDER_MODULES } from '../../adapters/providers/registry.ts';
 import type { StorageTarget } from '../../adapters/storage/mikro-storage.ts';
 
 /** Typed configuration of a control plane, whoever builds it: environment variables or an embedding program. */
@@ -7,6 +9,20 @@ export interface ControlPlaneConfig {
   operatorKeys: string[];
   rateLimits: { publicPerMinute: number; perTokenPerMinute: number };
   logLevel: string;
+  /** The upstream clouds to list and rent from. Default: the sandbox alone. */
+  providers?: ProviderSetting[];
+  market?: MarketConfig;
+}
+
+export interface MarketConfig {
+  /** Added to upstream prices once renting is open, in basis points. Default 0. */
+  markupBps?: number;
+  /** Default: true when only the sandbox is enabled, false as soon as a real cloud is. */
+  rentalsOpen?: boolean;
+  /** Longest a provider's offer listing may take before it counts as failed. Default 10 000 ms. */
+  providerTimeoutMs?: number;
+  /** Refresh every provider's offers in the background (every 60 s). Default true. */
+  backgroundRefresh?: boolean;
 }
 
 export interface ServerConfig extends ControlPlaneConfig {
@@ -33,6 +49,9 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_PUBLIC_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  MARKUP_BPS: z.coerce.number().int().min(0).max(100_000).default(0),
+  MARKET_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  RENTALS_OPEN: z.enum(['true', 'false']).optional(),
   TRUST_PROXY: z
     .union([z.enum(['true', 'false']), z.coerce.number().int().min(0)])
     .default('false')
@@ -54,6 +73,17 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = result.data;
+  const providers: ProviderSetting[] = [];
+  const problems: string[] = [];
+  for (const module of PROVIDER_MODULES) {
+    try {
+      const config = module.fromEnv(env);
+      if (config !== null) providers.push({ name: module.name, config });
+    } catch (error) {
+      problems.push(`  ${(error as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -62,5 +92,11 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     operatorKeys: e.OPERATOR_KEYS,
     rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
+    providers,
+    market: {
+      markupBps: e.MARKUP_BPS,
+      providerTimeoutMs: e.MARKET_TIMEOUT_MS,
+      ...(e.RENTALS_OPEN && { rentalsOpen: e.RENTALS_OPEN === 'true' }),
+    },
   };
 }

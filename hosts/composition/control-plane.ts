@@ -2,17 +2,23 @@ import 'reflect-metadata';
 import express, { type Router } from 'express';
 import { pino, type Logger } from 'pino';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { Cron } from 'croner';
 import { SystemClock } from '../../adapters/clock/system-clock.ts';
+import { providerModule } from '../../adapters/providers/registry.ts';
 import { NodeSecrets, RandomIds } from '../../adapters/crypto/node-secrets.ts';
 import { MikroStorage } from '../../adapters/storage/mikro-storage.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ids, Secrets } from '../../core/ports/ids.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import type { Provider } from '../../core/ports/providers.ts';
+import { MarketService } from '../../core/market/market-service.ts';
+import { MarketSummaryService } from '../../core/market/summary-service.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
 import type { RouteDef } from '../http/route.ts';
 import { buildRouter } from '../http/router.ts';
+import { marketRoutes } from '../http/routes/market-routes.ts';
 import { metaRoutes } from '../http/routes/meta-routes.ts';
 import { tenancyRoutes } from '../http/routes/tenancy-routes.ts';
 import type { ControlPlaneConfig } from './config.ts';
@@ -26,10 +32,15 @@ export const TOKENS = {
   secrets: 'Secrets',
   storage: 'Storage',
   tenancy: 'TenancyService',
+  providers: 'Providers',
+  market: 'MarketService',
+  marketSummary: 'MarketSummaryService',
 } as const;
 
 export interface ControlPlaneServices {
   tenancy: TenancyService;
+  market: MarketService;
+  marketSummary: MarketSummaryService;
 }
 
 export interface ControlPlane {
@@ -49,6 +60,24 @@ export interface ControlPlane {
 export interface ControlPlaneOverrides {
   clock?: Clock;
   logger?: Logger;
+  /** Provider instances to use instead of those the configuration names (tests, embedding programs). */
+  providers?: Provider[];
+}
+
+/** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
+const REFRESH_INTERVAL_MS = 60_000;
+const STALE_LIMIT_MS = 600_000;
+
+function buildProviders(config: ControlPlaneConfig, clock: Clock): { providers: Provider[]; anyReal: boolean } {
+  const settings = config.providers ?? [{ name: 'sandbox', config: {} }];
+  let anyReal = false;
+  const providers = settings.map(({ name, config: providerConfig }) => {
+    const module = providerModule(name);
+    if (!module) throw new Error(`unknown provider "${name}"`);
+    anyReal ||= module.real;
+    return module.create(providerConfig, { clock });
+  });
+  return { providers, anyReal };
 }
 
 /** The composition root: picks adapters from configuration and wires the core to them. */
@@ -75,11 +104,53 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
-  const services: ControlPlaneServices = { tenancy: container.resolve<TenancyService>(TOKENS.tenancy) };
+  const clock = container.resolve<Clock>(TOKENS.clock);
+  const built = overrides.providers
+    ? { providers: overrides.providers, anyReal: overrides.providers.some((p) => providerModule(p.name)?.real ?? false) }
+    : buildProviders(config, clock);
+  const rentalsOpen = config.market?.rentalsOpen ?? !built.anyReal;
+  const timeoutMs = config.market?.providerTimeoutMs ?? 10_000;
+  container.register<Provider[]>(TOKENS.providers, { useValue: built.providers });
+  container.register(TOKENS.market, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new MarketService(c.resolve<Provider[]>(TOKENS.providers), c.resolve<Clock>(TOKENS.clock), {
+          markupBps: config.market?.markupBps ?? 0,
+          rentalsOpen,
+          timing: { refreshIntervalMs: REFRESH_INTERVAL_MS, timeoutMs, maxAgeMs: STALE_LIMIT_MS },
+        }),
+    ),
+  });
+  container.register(TOKENS.marketSummary, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new MarketSummaryService(c.resolve<MarketService>(TOKENS.market), c.resolve<Storage>(TOKENS.storage), c.resolve<Clock>(TOKENS.clock), {
+          cacheMs: REFRESH_INTERVAL_MS,
+          staleLimitMs: STALE_LIMIT_MS,
+          leaseMs: timeoutMs + 30_000,
+          waitMs: timeoutMs + 1_000,
+          rentalsOpen,
+        }),
+    ),
+  });
+
+  const services: ControlPlaneServices = {
+    tenancy: container.resolve<TenancyService>(TOKENS.tenancy),
+    market: container.resolve<MarketService>(TOKENS.market),
+    marketSummary: container.resolve<MarketSummaryService>(TOKENS.marketSummary),
+  };
+
+  // Keeps every provider's snapshot warm; `protect` skips a tick while the last one still runs.
+  const refreshJob =
+    config.market?.backgroundRefresh === false
+      ? null
+      : new Cron('0 * * * * *', { protect: true, unref: true, catch: (error) => logger.error({ err: error }, 'market refresh failed') }, () =>
+          services.market.refreshDue(),
+        );
 
   const routes: RouteDef[] = [];
   let openApi: object = {};
-  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy));
+  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary));
   openApi = buildOpenApi(routes);
 
   const router = express.Router();
@@ -93,10 +164,11 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     routes,
     openApi,
     storage,
-    clock: container.resolve<Clock>(TOKENS.clock),
+    clock,
     logger,
     container,
     async close() {
+      refreshJob?.stop();
       await storage.close();
       container.clearInstances();
     },

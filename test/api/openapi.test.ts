@@ -20,6 +20,9 @@ const EXPECTED = [
   'GET /v1/tokens',
   'GET /v1/tokens/self',
   'DELETE /v1/tokens/{token_id}',
+  'GET /v1/gpus',
+  'GET /v1/marketplace',
+  'GET /v1/market/summary',
 ];
 
 describe('/openapi.json', () => {
@@ -43,6 +46,29 @@ describe('/openapi.json', () => {
     expect(paths['/v1/tokens'].get.security).toEqual([{ bearerAuth: [] }]);
     expect(paths['/v1/tokens/{token_id}'].delete.responses['204']).toBeDefined();
     expect(paths['/v1/tokens'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/TokenCreate');
+    expect(paths['/v1/gpus'].get.security).toEqual([{ bearerAuth: ['read'] }]);
+    expect(paths['/v1/marketplace'].get.security).toEqual([{ bearerAuth: [] }]);
+    expect(paths['/v1/market/summary'].get.security).toEqual([]);
+  });
+
+  it('describes the market routes with their real response schemas and typed query parameters', async () => {
+    const doc = (await api.call('GET', '/openapi.json')).body;
+    const schemaOf = (path: string, status: string) => doc.paths[path].get.responses[status].content['application/json'].schema.$ref;
+    expect(schemaOf('/v1/gpus', '200')).toBe('#/components/schemas/GpuSearchOut');
+    expect(schemaOf('/v1/marketplace', '200')).toBe('#/components/schemas/MarketplaceOut');
+    expect(schemaOf('/v1/market/summary', '200')).toBe('#/components/schemas/MarketSummaryOut');
+    expect(schemaOf('/v1/market/summary', '503')).toBe('#/components/schemas/ErrorOut');
+    const node = doc.components.schemas.NodeOut;
+    expect(node.required).toEqual(expect.arrayContaining(['id', 'price_per_hour_cents', 'price_per_gpu_hour_cents', 'supported_operations']));
+    const params = Object.fromEntries(doc.paths['/v1/gpus'].get.parameters.map((p: any) => [p.name, p]));
+    expect(params.gpu_count.schema).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(params.min_vram_gb.schema).toMatchObject({ type: 'number', minimum: 0 });
+    expect(params.mig.schema).toMatchObject({ type: 'boolean' });
+    expect(params.max_price_per_gpu_hour.schema).toMatchObject({ type: 'number', minimum: 0 });
+    expect(Object.values(params).every((p: any) => p.required !== true)).toBe(true);
+    const marketplaceParams = doc.paths['/v1/marketplace'].get.parameters.map((p: any) => p.name);
+    expect(marketplaceParams).toContain('recent_limit');
+    expect(doc.components.schemas.MarketSummaryOut.properties.families.items.$ref).toBe('#/components/schemas/MarketFamilyOut');
   });
 
   it('is the same schema that validates: a documented enum value is accepted, others refused', async () => {

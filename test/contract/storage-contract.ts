@@ -143,5 +143,32 @@ export function storageContract(name: string, open: () => Promise<{ storage: Sto
       expect(columns).toContain('bootstrap_digest');
       expect(columns.filter((c) => /secret|token/.test(c) && !/digest|_id$/.test(c))).toEqual([]);
     });
+
+    it('keeps one market summary, claimed by one refresh at a time and at most once per interval', async () => {
+      const t0 = at('2026-11-21T12:00:00Z');
+      const plus = (ms: number) => new Date(t0.getTime() + ms);
+      const claim = (now: Date) =>
+        storage.transaction((uow) => uow.marketSummary.claimRefresh(now, new Date(now.getTime() - 60_000), new Date(now.getTime() + 40_000)));
+      expect(await storage.read((uow) => uow.marketSummary.latest())).toBeNull();
+
+      const claims = await Promise.all(Array.from({ length: 8 }, () => claim(t0)));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await storage.read((uow) => uow.marketSummary.refreshRunning(plus(1_000)))).toBe(true);
+      // the lease still runs, however long ago the last refresh started
+      expect(await storage.transaction((uow) => uow.marketSummary.claimRefresh(plus(10_000), plus(10_000), plus(50_000)))).toBe(false);
+
+      const summary = { gpusAvailable: 24, machines: 3, families: [{ gpuType: 'H100', gpuModel: 'H100 SXM', minPerGpuCents: 199, availableGpus: 24, machines: 3, maxVramGb: 80 }] };
+      await storage.transaction((uow) => uow.marketSummary.completeRefresh(summary, plus(2_000)));
+      expect(await storage.read((uow) => uow.marketSummary.latest())).toEqual({ summary, builtAt: plus(2_000) });
+      expect(await storage.read((uow) => uow.marketSummary.refreshRunning(plus(3_000)))).toBe(false);
+      expect(await claim(plus(30_000))).toBe(false); // too soon after the last start
+      expect(await claim(plus(60_000))).toBe(true);
+      await storage.transaction((uow) => uow.marketSummary.failRefresh('vast: 503'));
+      expect(await storage.read((uow) => uow.marketSummary.latest())).toEqual({ summary, builtAt: plus(2_000) });
+
+      // a claim whose holder vanished lapses with its lease
+      expect(await claim(plus(120_000))).toBe(true);
+      expect(await claim(plus(181_000))).toBe(true);
+    });
   });
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MikroStorage } from '../../adapters/storage/mikro-storage.ts';
+import { migrations } from '../../adapters/storage/migrations/index.ts';
 import { freshPglite, freshPostgres, postgresReachable } from '../support/database.ts';
 import { storageContract } from './storage-contract.ts';
 
@@ -42,7 +43,7 @@ describe('embedded PGlite in a data directory', () => {
       const second = await MikroStorage.open({ kind: 'pglite', dataDir });
       expect(await second.read((uow) => uow.tenants.get('ten_persisted'))).toMatchObject({ name: 'kept' });
       const applied = await second.execute<{ name: string }[]>('select name from mikro_orm_migrations order by id');
-      expect(applied.map((m) => m.name)).toEqual(['0001-tenants-and-tokens']);
+      expect(applied.map((m) => m.name)).toEqual(migrations.map((m) => m.name));
       await second.close();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
-import { createControlPlane, type ControlPlane } from '../../hosts/composition/control-plane.ts';
+import { createControlPlane, type ControlPlane, type ControlPlaneOverrides } from '../../hosts/composition/control-plane.ts';
 import { createHttpApp } from '../../hosts/http/app.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
 
@@ -26,9 +26,12 @@ export interface TestApi {
 }
 
 /** The real HTTP server on a free port, over a fresh database, with a clock the test moves. */
-export async function startApi(config: Partial<ControlPlaneConfig> = {}): Promise<TestApi> {
-  const database: TestDatabase = await freshDatabase();
-  const clock = new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
+export async function startApi(
+  config: Partial<ControlPlaneConfig> = {},
+  options: { providers?: ControlPlaneOverrides['providers']; database?: TestDatabase; clock?: ManualClock } = {},
+): Promise<TestApi> {
+  const database: TestDatabase = options.database ?? (await freshDatabase());
+  const clock = options.clock ?? new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
   const plane = await createControlPlane(
     {
       storage: database.target,
@@ -36,8 +39,9 @@ export async function startApi(config: Partial<ControlPlaneConfig> = {}): Promis
       rateLimits: { publicPerMinute: 100_000, perTokenPerMinute: 100_000 },
       logLevel: 'silent',
       ...config,
+      market: { backgroundRefresh: false, ...config.market },
     },
-    { clock, logger: pino({ level: 'silent' }) },
+    { clock, logger: pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }) },
   );
   const server: Server = createHttpApp(plane).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -78,7 +82,7 @@ export async function startApi(config: Partial<ControlPlaneConfig> = {}): Promis
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await plane.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

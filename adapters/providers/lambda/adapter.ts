@@ -1,5 +1,6 @@
 import { ZodError } from 'zod';
 import type { Offer } from '../../../core/market/offer.ts';
+import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
   ProviderFailure,
   type CreateMachineRequest,
@@ -85,6 +86,8 @@ export interface LambdaAdapterOptions {
 export class LambdaProvider implements Provider, Rebootable {
   readonly name = PROVIDER;
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
+  /** Lambda states neither network speed nor open ports. */
+  readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports'];
   private readonly client: LambdaClient;
   private readonly options: LambdaAdapterOptions;
 

@@ -1,3 +1,4 @@
+import { envUrl, type ProviderModule } from '../provider-module.ts';
 import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
 import { LambdaProvider } from './adapter.ts';
 import { LambdaClient } from './client.ts';
@@ -38,3 +39,16 @@ export function createLambdaProvider(config: LambdaProviderConfig): Provider & R
   });
   return new LambdaProvider(client, { sshKeyName: config.sshKeyName ?? null });
 }
+
+export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
+  name: 'lambda',
+  real: true,
+  fromEnv(env) {
+    const apiKey = env.LAMBDA_API_KEY?.trim();
+    if (!apiKey) return null;
+    const baseUrl = envUrl(env, 'LAMBDA_BASE_URL');
+    const sshKeyName = env.LAMBDA_SSH_KEY_NAME?.trim();
+    return { apiKey, ...(baseUrl && { baseUrl }), ...(sshKeyName && { sshKeyName }) };
+  },
+  create: (config) => createLambdaProvider(config),
+};

@@ -4,6 +4,7 @@
  * count); pods live on REST v2. Our instance id is the pod's `name` and its CP_INSTANCE_ID env var.
  */
 import type { Offer } from '../../../core/market/offer.ts';
+import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
   ProviderFailure,
   type CreateMachineRequest,
@@ -70,6 +71,8 @@ const podPath = (machineId: string): string => `/v2/pods/${encodeURIComponent(ma
 export class RunpodProvider implements Provider, Rebootable {
   readonly name = PROVIDER_NAME;
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
+  /** RunPod places a pod anywhere in its cloud and states no network figures. */
+  readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports', 'country', 'region'];
   readonly #client: RunpodClient;
   readonly #settings: RunpodSettings;
 

@@ -1,3 +1,4 @@
+import { envUrl, type ProviderModule } from '../provider-module.ts';
 import type { Dispatcher } from 'undici';
 import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
 import { RunpodProvider } from './adapter.ts';
@@ -53,3 +54,16 @@ export function createRunpodProvider(config: RunpodProviderConfig): Provider & R
 }
 
 export { RunpodProvider } from './adapter.ts';
+
+export const runpodModule: ProviderModule<RunpodProviderConfig> = {
+  name: 'runpod',
+  real: true,
+  fromEnv(env) {
+    const apiKey = env.RUNPOD_API_KEY?.trim();
+    if (!apiKey) return null;
+    const baseUrl = envUrl(env, 'RUNPOD_BASE_URL');
+    const graphqlUrl = envUrl(env, 'RUNPOD_GRAPHQL_URL');
+    return { apiKey, ...(baseUrl && { baseUrl }), ...(graphqlUrl && { graphqlUrl }) };
+  },
+  create: (config) => createRunpodProvider(config),
+};

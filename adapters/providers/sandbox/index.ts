@@ -1,3 +1,4 @@
+import { envFlag, envInt, type ProviderModule } from '../provider-module.ts';
 import { SandboxProvider } from './adapter.ts';
 import { SandboxCloud } from './simulator.ts';
 
@@ -47,3 +48,17 @@ export function createSandboxProvider(config: SandboxConfig = {}): SandboxProvid
   cloud.latencyMs = check('latencyMs', config.latencyMs ?? 0, 0, 600_000, false);
   return new SandboxProvider(cloud);
 }
+
+export const sandboxModule: ProviderModule<SandboxConfig> = {
+  name: 'sandbox',
+  real: false,
+  fromEnv(env) {
+    if (!envFlag(env, 'SANDBOX_ENABLED', true)) return null;
+    return {
+      seed: envInt(env, 'SANDBOX_SEED', 2026, 0, 0xffff_ffff),
+      offers: envInt(env, 'SANDBOX_OFFERS', 300, 1, MAX_OFFERS),
+      latencyMs: envInt(env, 'SANDBOX_LATENCY_MS', 0, 0, 600_000),
+    };
+  },
+  create: (config, { clock }) => createSandboxProvider({ clock: () => clock.now().getTime(), ...config }),
+};

@@ -1,4 +1,5 @@
 import type { Offer } from '../../../core/market/offer.ts';
+import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
   ProviderFailure,
   type CreateMachineRequest,
@@ -70,6 +71,8 @@ const withSignal = <T>(shared: Promise<T>, signal: AbortSignal | undefined): Pro
 export class VastProvider implements Provider, Rebootable {
   readonly name = PROVIDER_NAME;
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
+  /** Vast offers are containers on hosts that do not say how they are built. */
+  readonly unfilterable: readonly StandardFilter[] = ['docker_in_docker', 'mig', 'baremetal', 'virtualized'];
   readonly #client: VastClient;
   readonly #settings: VastAdapterSettings;
   /** Identical searches in flight share one upstream request: Vast allows about 10 searches a minute. */

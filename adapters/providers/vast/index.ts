@@ -1,3 +1,4 @@
+import { envInt, envUrl, type ProviderModule } from '../provider-module.ts';
 import { VastClient } from './client.ts';
 import { VastProvider } from './adapter.ts';
 
@@ -65,3 +66,15 @@ export function createVastProvider(config: VastProviderConfig): VastProvider {
     },
   });
 }
+
+export const vastModule: ProviderModule<VastProviderConfig> = {
+  name: 'vast',
+  real: true,
+  fromEnv(env) {
+    const apiKey = env.VAST_API_KEY?.trim();
+    if (!apiKey) return null;
+    const baseUrl = envUrl(env, 'VAST_BASE_URL');
+    return { apiKey, ...(baseUrl && { baseUrl }), diskGb: envInt(env, 'VAST_DISK_GB', 32, 8, 10_000) };
+  },
+  create: (config) => createVastProvider(config),
+};

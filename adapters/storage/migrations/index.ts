@@ -1,4 +1,8 @@
 import { Migration0001TenantsAndTokens } from './0001-tenants-and-tokens.ts';
+import { Migration0002MarketSummary } from './0002-market-summary.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
-export const migrations = [{ name: '0001-tenants-and-tokens', class: Migration0001TenantsAndTokens }];
+export const migrations = [
+  { name: '0001-tenants-and-tokens', class: Migration0001TenantsAndTokens },
+  { name: '0002-market-summary', class: Migration0002MarketSummary },
+];

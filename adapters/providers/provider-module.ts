@@ -1,0 +1,52 @@
+import type { Clock } from '../../core/ports/clock.ts';
+import type { Provider } from '../../core/ports/providers.ts';
+
+export type Env = Record<string, string | undefined>;
+
+/** What the composition root needs to know about one provider adapter. */
+export interface ProviderModule<C = any> {
+  name: string;
+  /** Rents real machines for real money (the sandbox does not): turns RENTALS_OPEN's default to false. */
+  real: boolean;
+  /**
+   * The adapter's settings from the environment, or null when the environment does not enable it.
+   * Throws an Error whose message names the variable when a value is wrong.
+   */
+  fromEnv(env: Env): C | null;
+  create(config: C, runtime: { clock: Clock }): Provider;
+}
+
+/** One enabled provider in a control plane's configuration. */
+export interface ProviderSetting {
+  name: string;
+  config: unknown;
+}
+
+/** A whole number from an environment variable, or the fallback when unset. */
+export function envInt(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name}: must be a whole number from ${min} to ${max}, got "${text}"`);
+  return value;
+}
+
+export function envUrl(env: Env, name: string): string | undefined {
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  try {
+    const url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new Error(`${name}: must be an http(s) URL, got "${text}"`);
+  }
+  return text;
+}
+
+export function envFlag(env: Env, name: string, fallback: boolean): boolean {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (/^(true|1|yes|on)$/i.test(text)) return true;
+  if (/^(false|0|no|off)$/i.test(text)) return false;
+  throw new Error(`${name}: must be true or false, got "${text}"`);
+}

@@ -1,0 +1,242 @@
+import { invalidInput } from '../errors.ts';
+import type { Cents } from '../money.ts';
+import type { Clock } from '../ports/clock.ts';
+import { supportedOperations, type Provider } from '../ports/providers.ts';
+import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
+import { ProviderFeed, type FeedTiming, type FeedView } from './provider-feed.ts';
+import { activeStandardFilters, offerMatches, type MarketFilter, type StandardFilter } from './search-filter.ts';
+
+export interface MarketSettings {
+  /** Basis points added to upstream prices once renting is open (while closed, prices are upstream's own). */
+  markupBps: number;
+  rentalsOpen: boolean;
+  timing: FeedTiming;
+}
+
+/** How one provider answered a search. */
+export interface ProviderReport {
+  provider: string;
+  ok: boolean;
+  error: string | null;
+  /** Whole seconds since the offers served were fetched; null when none are served. */
+  snapshotAgeSeconds: number | null;
+  fetchedAt: Date | null;
+  /** Nodes of this provider that matched the filters. */
+  count: number;
+  /** Filters not applied to this provider's offers: standard ones it cannot report, extra keys it does not know. */
+  ignoredFilters: string[];
+}
+
+export interface SearchResult {
+  nodes: MarketNode[];
+  /** Matches before the limit. */
+  total: number;
+  providers: ProviderReport[];
+  /** Filters no queried provider applied. */
+  ignoredFilters: string[];
+}
+
+export interface MarketGroup {
+  gpuType: string;
+  provider: string;
+  region: string | null;
+  offers: number;
+  verifiedOffers: number;
+  availableMachines: number;
+  availableGpus: number;
+  /** Whole-machine price range over verified offers; null when none is verified. */
+  minPriceCents: Cents | null;
+  maxPriceCents: Cents | null;
+  minPerGpuCents: Cents | null;
+  maxPerGpuCents: Cents | null;
+}
+
+export interface MarketplaceResult {
+  groups: MarketGroup[];
+  providers: ProviderReport[];
+  ignoredFilters: string[];
+}
+
+interface Selection {
+  feed: ProviderFeed;
+  view: FeedView;
+  ignored: ReadonlySet<StandardFilter>;
+  ignoredNames: string[];
+  extra: MarketFilter['extra'];
+}
+
+/**
+ * The market as our callers see it: every enabled provider's snapshot, priced in cents, filtered and
+ * sorted here (never upstream), with a report per provider so a slow or failing cloud is visible
+ * instead of silently missing.
+ */
+export class MarketService {
+  readonly settings: MarketSettings;
+  private readonly feeds: ProviderFeed[];
+  private readonly clock: Clock;
+
+  constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings) {
+    const names = new Set<string>();
+    for (const provider of providers) {
+      if (names.has(provider.name)) throw new Error(`provider "${provider.name}" is registered twice`);
+      names.add(provider.name);
+    }
+    this.settings = settings;
+    const markup = settings.rentalsOpen ? settings.markupBps : 0;
+    this.feeds = providers.map((provider) => {
+      const operations = supportedOperations(provider);
+      return new ProviderFeed(provider, clock, settings.timing, (offer) => priceNode(offer, markup, operations));
+    });
+    this.clock = clock;
+  }
+
+  get providerNames(): string[] {
+    return this.feeds.map((feed) => feed.provider.name);
+  }
+
+  feed(name: string): ProviderFeed | undefined {
+    return this.feeds.find((feed) => feed.provider.name === name);
+  }
+
+  /** For the background schedule: starts every due refresh and waits for them. */
+  async refreshDue(): Promise<void> {
+    await Promise.all(this.feeds.map((feed) => feed.refreshIfDue()));
+  }
+
+  /** Every provider's current view after any due refresh, for the market summary. */
+  async freshViews(): Promise<FeedView[]> {
+    await this.refreshDue();
+    return this.feeds.map((feed) => feed.view());
+  }
+
+  async search(filter: MarketFilter, limit: number): Promise<SearchResult> {
+    const selections = await this.select(filter);
+    const perProvider = selections.map(({ view, ignored, extra }) =>
+      view.nodes.filter((node) => node.offer.available > 0 && offerMatches(node.offer, node.perGpuCents, filter, ignored, extra)),
+    );
+    const total = perProvider.reduce((sum, nodes) => sum + nodes.length, 0);
+    return {
+      nodes: mergeCheapest(perProvider, limit),
+      total,
+      providers: selections.map((selection, i) => this.report(selection, perProvider[i]!.length)),
+      ignoredFilters: ignoredByAll(selections),
+    };
+  }
+
+  async marketplace(filter: MarketFilter): Promise<MarketplaceResult> {
+    const selections = await this.select(filter);
+    const groups = new Map<string, MarketGroup>();
+    const counts: number[] = [];
+    for (const { view, ignored, extra } of selections) {
+      let count = 0;
+      for (const node of view.nodes) {
+        if (!offerMatches(node.offer, node.perGpuCents, filter, ignored, extra)) continue;
+        count++;
+        addToGroup(groups, node);
+      }
+      counts.push(count);
+    }
+    return {
+      groups: [...groups.values()].sort(byGroupKey),
+      providers: selections.map((selection, i) => this.report(selection, counts[i]!)),
+      ignoredFilters: ignoredByAll(selections),
+    };
+  }
+
+  /** The feeds the filter asks about, each ready (or given up on) and with the filters it cannot apply. */
+  private async select(filter: MarketFilter): Promise<Selection[]> {
+    let feeds = this.feeds;
+    if (filter.provider !== undefined) {
+      const wanted = filter.provider.toLowerCase();
+      feeds = feeds.filter((feed) => feed.provider.name === wanted);
+      if (feeds.length === 0) {
+        throw invalidInput(['query', 'provider'], `no provider "${filter.provider}" here; enabled: ${this.providerNames.join(', ') || 'none'}`);
+      }
+    }
+    await Promise.all(feeds.map((feed) => feed.ready()));
+    const standard = activeStandardFilters(filter);
+    return feeds.map((feed) => {
+      const provider = feed.provider;
+      const unfilterable = new Set(provider.unfilterable ?? []);
+      const ignored = new Set(standard.filter((name) => unfilterable.has(name)));
+      const known = new Set(provider.extraFilterKeys);
+      const extra = filter.extra.filter((item) => known.has(item.key));
+      const unknownExtra = filter.extra.filter((item) => !known.has(item.key)).map((item) => item.text);
+      return { feed, view: feed.view(), ignored, ignoredNames: [...ignored, ...unknownExtra], extra };
+    });
+  }
+
+  private report({ view, ignoredNames }: Selection, count: number): ProviderReport {
+    const now = this.clock.now().getTime();
+    return {
+      provider: view.provider,
+      ok: view.ok,
+      error: view.error,
+      snapshotAgeSeconds: view.fetchedAt ? Math.max(0, Math.floor((now - view.fetchedAt.getTime()) / 1000)) : null,
+      fetchedAt: view.fetchedAt,
+      count,
+      ignoredFilters: ignoredNames,
+    };
+  }
+}
+
+/** The cheapest `limit` nodes of several lists that are each sorted cheapest first. */
+function mergeCheapest(lists: MarketNode[][], limit: number): MarketNode[] {
+  if (lists.length === 1) return lists[0]!.slice(0, limit);
+  const heads = lists.map(() => 0);
+  const merged: MarketNode[] = [];
+  while (merged.length < limit) {
+    let best = -1;
+    for (let i = 0; i < lists.length; i++) {
+      const candidate = lists[i]![heads[i]!];
+      if (candidate && (best < 0 || cheapestFirst(candidate, lists[best]![heads[best]!]!) < 0)) best = i;
+    }
+    if (best < 0) break;
+    merged.push(lists[best]![heads[best]!++]!);
+  }
+  return merged;
+}
+
+function ignoredByAll(selections: Selection[]): string[] {
+  if (selections.length === 0) return [];
+  const [first, ...rest] = selections;
+  return first!.ignoredNames.filter((name) => rest.every((selection) => selection.ignoredNames.includes(name)));
+}
+
+const minOf = (a: number | null, b: number): number => (a === null ? b : Math.min(a, b));
+const maxOf = (a: number | null, b: number): number => (a === null ? b : Math.max(a, b));
+
+function addToGroup(groups: Map<string, MarketGroup>, node: MarketNode): void {
+  const { offer } = node;
+  const key = `${offer.gpuType}\u0000${offer.provider}\u0000${offer.region ?? ''}`;
+  let group = groups.get(key);
+  if (!group) {
+    group = {
+      gpuType: offer.gpuType,
+      provider: offer.provider,
+      region: offer.region,
+      offers: 0,
+      verifiedOffers: 0,
+      availableMachines: 0,
+      availableGpus: 0,
+      minPriceCents: null,
+      maxPriceCents: null,
+      minPerGpuCents: null,
+      maxPerGpuCents: null,
+    };
+    groups.set(key, group);
+  }
+  group.offers++;
+  group.availableMachines += offer.available;
+  group.availableGpus += offer.available * offer.gpuCount;
+  if (offer.priceVerified) {
+    group.verifiedOffers++;
+    group.minPriceCents = minOf(group.minPriceCents, node.priceCents);
+    group.maxPriceCents = maxOf(group.maxPriceCents, node.priceCents);
+    group.minPerGpuCents = minOf(group.minPerGpuCents, node.perGpuCents);
+    group.maxPerGpuCents = maxOf(group.maxPerGpuCents, node.perGpuCents);
+  }
+}
+
+const byGroupKey = (a: MarketGroup, b: MarketGroup): number =>
+  a.gpuType.localeCompare(b.gpuType) || a.provider.localeCompare(b.provider) || (a.region ?? '\uffff').localeCompare(b.region ?? '\uffff');

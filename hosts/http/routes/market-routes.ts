@@ -1,0 +1,90 @@
+import type { MarketService } from '../../../core/market/market-service.ts';
+import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
+import { ErrorOut } from '../schemas/common.ts';
+import {
+  GpuSearchOut,
+  GpuSearchQuery,
+  MarketplaceOut,
+  MarketplaceQuery,
+  MarketSummaryOut,
+  marketGroupOut,
+  marketSummaryOut,
+  nodeOut,
+  providerStatusOut,
+  toMarketFilter,
+} from '../schemas/market.ts';
+
+export function marketRoutes(market: MarketService, summary: MarketSummaryService): RouteDef[] {
+  const statusOut = (report: Parameters<typeof providerStatusOut>[0]) =>
+    providerStatusOut(report, market.feed(report.provider)?.provider.extraFilterKeys ?? []);
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/gpus',
+      operationId: 'searchGpus',
+      summary: 'Search every enabled provider at once: nodes cheapest first, with each provider\'s status',
+      tags: ['market'],
+      access: { kind: 'bearer', scope: 'read' },
+      query: GpuSearchQuery,
+      responses: [{ status: 200, description: 'Matching nodes, cheapest first', schema: GpuSearchOut }],
+      async handle({ query }) {
+        const result = await market.search(toMarketFilter(query), query.limit);
+        return {
+          status: 200,
+          body: {
+            nodes: result.nodes.map(nodeOut),
+            total: result.total,
+            providers: result.providers.map(statusOut),
+            ignored_filters: result.ignoredFilters,
+            rentals_open: market.settings.rentalsOpen,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/marketplace',
+      operationId: 'getMarketplace',
+      summary: 'Offers grouped by GPU type, provider and region, with verified price ranges and availability',
+      tags: ['market'],
+      access: { kind: 'bearer', scope: null },
+      query: MarketplaceQuery,
+      responses: [{ status: 200, description: 'The marketplace', schema: MarketplaceOut }],
+      async handle({ query }) {
+        const result = await market.marketplace(toMarketFilter(query));
+        return {
+          status: 200,
+          body: {
+            groups: result.groups.map(marketGroupOut),
+            // No instance can exist before rentals land: the tenant's history is empty until then.
+            recent_instances: [],
+            providers: result.providers.map(statusOut),
+            ignored_filters: result.ignoredFilters,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/market/summary',
+      operationId: 'getMarketSummary',
+      summary: 'The public market summary: GPU families, cheapest verified per-GPU prices, availability',
+      tags: ['market'],
+      access: { kind: 'public' },
+      responses: [
+        { status: 200, description: 'The summary; refreshed at most every 60 seconds, safe to poll every minute', schema: MarketSummaryOut },
+        { status: 503, description: 'No market answered and no snapshot of the last 10 minutes exists', schema: ErrorOut },
+      ],
+      async handle() {
+        const answer = await summary.current();
+        return {
+          status: 200,
+          body: marketSummaryOut(answer),
+          headers: { 'cache-control': `public, max-age=${answer.freshForSeconds}` },
+        };
+      },
+    }),
+  ];
+}
