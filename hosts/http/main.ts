@@ -17,7 +17,12 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  plane.logger.info({ port, storage: describeTarget(config.storage) }, `gpu-control-plane listening on http://localhost:${port}`);
+  plane.logger.info(
+    { port, storage: describeTarget(config.storage), providers: plane.services.market.providerNames, rentalsOpen: plane.services.market.settings.rentalsOpen },
+    `gpu-control-plane listening on http://localhost:${port}`,
+  );
+  // Fetch every provider's offers now, so the first search does not wait for them.
+  void plane.services.market.refreshDue();
 
   let stopping = false;
   const stop = async (signal: string) => {

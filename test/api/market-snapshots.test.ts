@@ -6,6 +6,9 @@ import { startFakeLambda, type FakeLambda } from '../fakes/lambda/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshPostgres, postgresReachable } from '../support/database.ts';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
+import { configFromEnv } from '../../hosts/composition/config.ts';
+import { startFakeRunpod } from '../fakes/runpod/server.ts';
+import { startFakeVast } from '../fakes/vast/server.ts';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -150,6 +153,40 @@ describe('per-provider snapshots behind GET /v1/gpus', () => {
       expect(BigInt(node.price_per_hour_cents)).toBe((n * 100n + d - 1n) / d);
       expect(BigInt((byId.get(node.id) as any).price_per_hour_cents)).toBe((n * 100n * 11_500n + d * 10_000n - 1n) / (d * 10_000n));
     }
+  });
+});
+
+describe('providers from the environment', () => {
+  it('puts a real cloud behind the service with nothing but its API key (and, here, the fake\'s URL)', async () => {
+    const vast = await startFakeVast();
+    const runpod = await startFakeRunpod();
+    const lambda = await fakeLambda();
+    open.push(vast, runpod);
+    const env = configFromEnv({
+      SANDBOX_ENABLED: 'false',
+      VAST_API_KEY: vast.state.apiKey,
+      VAST_BASE_URL: vast.url,
+      RUNPOD_API_KEY: runpod.apiKey,
+      RUNPOD_BASE_URL: runpod.url,
+      LAMBDA_API_KEY: lambda.state.apiKey,
+      LAMBDA_BASE_URL: lambda.url,
+    });
+    const api = await startApi({ providers: env.providers!, market: env.market! });
+    open.push(api);
+    const { token } = await api.newTenant();
+    const res = await api.call('GET', '/v1/gpus?limit=1000', { token });
+    expect(res.status).toBe(200);
+    expect(res.body.rentals_open).toBe(false);
+    expect(res.body.providers.map((p: any) => [p.provider, p.status])).toEqual([
+      ['vast', 'ok'],
+      ['runpod', 'ok'],
+      ['lambda', 'ok'],
+    ]);
+    for (const name of ['vast', 'runpod', 'lambda']) {
+      expect(providerOf(res.body, name).count).toBeGreaterThan(0);
+      expect(res.body.nodes.some((n: any) => n.provider === name && n.id.startsWith(`${name}:`))).toBe(true);
+    }
+    expect(res.body.total).toBe(res.body.providers.reduce((sum: number, p: any) => sum + p.count, 0));
   });
 });
 

@@ -42,19 +42,29 @@ describe('the server process', () => {
   it('starts on embedded defaults, answers, and shuts down cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gcp-server-'));
     let health: unknown;
+    let summary: { status: number; body: any } | undefined;
     try {
       const run = await startServer({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '' }, (line, kill) => {
         const entry = JSON.parse(line) as { port?: number };
         if (entry.port) {
-          fetch(`http://127.0.0.1:${entry.port}/healthz`)
+          const base = `http://127.0.0.1:${entry.port}`;
+          fetch(`${base}/healthz`)
             .then((r) => r.json())
-            .then((body) => {
+            .then(async (body) => {
               health = body;
+              const res = await fetch(`${base}/v1/market/summary`);
+              summary = { status: res.status, body: await res.json() };
               kill();
-            }, kill);
+            })
+            .catch(kill);
         }
       });
       expect(health).toEqual({ status: 'ok', version: '0.1.0' });
+      // the embedded default market: the sandbox, renting open
+      expect(summary?.status).toBe(200);
+      expect(summary?.body).toMatchObject({ stale: false, rentals_open: true });
+      expect(summary?.body.families.length).toBeGreaterThanOrEqual(12);
+      expect(run.stdout).toMatch(/"providers":\["sandbox"\]/);
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/"msg":"stopped"/);
       expect(run.stdout).toMatch(/embedded PGlite/);

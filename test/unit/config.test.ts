@@ -10,7 +10,28 @@ describe('configuration from the environment', () => {
       operatorKeys: [],
       rateLimits: { publicPerMinute: 30, perTokenPerMinute: 600 },
       logLevel: 'info',
+      providers: [{ name: 'sandbox', config: { seed: 2026, offers: 300, latencyMs: 0 } }],
+      market: { markupBps: 0, providerTimeoutMs: 10_000 },
     });
+    expect(config.market).not.toHaveProperty('rentalsOpen'); // decided from the providers
+  });
+
+  it('enables each real cloud by its API key, and the sandbox can be turned off', () => {
+    const config = configFromEnv({
+      VAST_API_KEY: 'vast-key',
+      RUNPOD_API_KEY: 'runpod-key',
+      LAMBDA_API_KEY: 'lambda-key',
+      LAMBDA_BASE_URL: 'http://127.0.0.1:9/api/v1',
+      SANDBOX_ENABLED: 'false',
+      MARKUP_BPS: '1500',
+      RENTALS_OPEN: 'true',
+    });
+    expect(config.providers).toEqual([
+      { name: 'vast', config: { apiKey: 'vast-key', diskGb: 32 } },
+      { name: 'runpod', config: { apiKey: 'runpod-key' } },
+      { name: 'lambda', config: { apiKey: 'lambda-key', baseUrl: 'http://127.0.0.1:9/api/v1' } },
+    ]);
+    expect(config.market).toEqual({ markupBps: 1500, providerTimeoutMs: 10_000, rentalsOpen: true });
   });
 
   it('uses PostgreSQL when DATABASE_URL is set, and several operator keys', () => {
@@ -33,6 +54,15 @@ describe('configuration from the environment', () => {
     ['LOG_LEVEL', 'loud'],
     ['RATE_LIMIT_PUBLIC_PER_MINUTE', '0'],
     ['RATE_LIMIT_PER_MINUTE', '-1'],
+    ['MARKUP_BPS', '-5'],
+    ['MARKUP_BPS', '2.5'],
+    ['MARKET_TIMEOUT_MS', '10'],
+    ['RENTALS_OPEN', 'maybe'],
+    ['SANDBOX_ENABLED', 'perhaps'],
+    ['SANDBOX_OFFERS', '0'],
+    ['SANDBOX_SEED', 'abc'],
+    ['VAST_BASE_URL', 'ftp://vast'],
+    ['LAMBDA_BASE_URL', 'not a url'],
   ])('stops on a bad %s with a message naming it', (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => configFromEnv({ [name]: value })).toThrow(new RegExp(name));

@@ -45,8 +45,11 @@ export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
   real: true,
   fromEnv(env) {
     const apiKey = env.LAMBDA_API_KEY?.trim();
-    if (!apiKey) return null;
     const baseUrl = envUrl(env, 'LAMBDA_BASE_URL');
+    if (!apiKey) {
+      if (baseUrl) throw new Error('LAMBDA_BASE_URL: set, but LAMBDA_API_KEY is not; set both to enable Lambda');
+      return null;
+    }
     const sshKeyName = env.LAMBDA_SSH_KEY_NAME?.trim();
     return { apiKey, ...(baseUrl && { baseUrl }), ...(sshKeyName && { sshKeyName }) };
   },

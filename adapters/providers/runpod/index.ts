@@ -60,8 +60,11 @@ export const runpodModule: ProviderModule<RunpodProviderConfig> = {
   real: true,
   fromEnv(env) {
     const apiKey = env.RUNPOD_API_KEY?.trim();
-    if (!apiKey) return null;
     const baseUrl = envUrl(env, 'RUNPOD_BASE_URL');
+    if (!apiKey) {
+      if (baseUrl) throw new Error('RUNPOD_BASE_URL: set, but RUNPOD_API_KEY is not; set both to enable RunPod');
+      return null;
+    }
     const graphqlUrl = envUrl(env, 'RUNPOD_GRAPHQL_URL');
     return { apiKey, ...(baseUrl && { baseUrl }), ...(graphqlUrl && { graphqlUrl }) };
   },

@@ -72,8 +72,11 @@ export const vastModule: ProviderModule<VastProviderConfig> = {
   real: true,
   fromEnv(env) {
     const apiKey = env.VAST_API_KEY?.trim();
-    if (!apiKey) return null;
     const baseUrl = envUrl(env, 'VAST_BASE_URL');
+    if (!apiKey) {
+      if (baseUrl) throw new Error('VAST_BASE_URL: set, but VAST_API_KEY is not; set both to enable Vast.ai');
+      return null;
+    }
     return { apiKey, ...(baseUrl && { baseUrl }), diskGb: envInt(env, 'VAST_DISK_GB', 32, 8, 10_000) };
   },
   create: (config) => createVastProvider(config),
