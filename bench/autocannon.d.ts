@@ -9,6 +9,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     /** Worker threads that fire the requests; 0 or absent runs them on the caller's thread. */
     workers?: number;
+    /** Sent in turn on every connection. */
+    requests?: { method?: string; path: string }[];
   }
 
   /** hdr-histogram-percentiles-obj: the latency one is in milliseconds, recorded as integers. */

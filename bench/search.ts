@@ -22,6 +22,12 @@ const SECONDS = positiveNumberFromEnv('BENCH_SECONDS', 10);
 const OFFERS = 50_000;
 const GOAL = { minShareOfBare: 0.5, maxP99Ms: 25 };
 const SEARCHES = ['/v1/gpus', '/v1/gpus?gpu_type=H100&min_vram_gb=80&max_price_per_gpu_hour=3.5'];
+/**
+ * Answers are cached per snapshot and query, so repeating two queries measures the cache. This row sends
+ * 5,000 different queries in turn (more than the cache holds), so every request scans the 50,000 offers.
+ */
+const DISTINCT_QUERIES = Array.from({ length: 5_000 }, (_, i) => `/v1/gpus?min_vram_gb=16&max_price_per_gpu_hour=${(0.5 + i / 1_000).toFixed(3)}`);
+const DISTINCT_LABEL = '/v1/gpus?min_vram_gb=16&max_price_per_gpu_hour=<5,000 values>';
 
 /** A failed check: the figures would mean nothing, so the run stops with exit code 1. */
 class BenchFailure extends Error {}
@@ -30,6 +36,8 @@ interface Target {
   label: string;
   url: string;
   headers: Record<string, string>;
+  /** Paths sent in turn instead of the URL's own. */
+  paths?: string[];
 }
 
 interface Row {
@@ -82,6 +90,8 @@ async function openStorage(): Promise<Storage> {
 /** The bare Express baselines: the same framework and socket handling, none of our work. */
 function bareApp(payload: string): Express {
   const app = express();
+  // Like the control plane's app: no ETag, so both send the same bytes the same way.
+  app.set('etag', false);
   app.get('/bare', (_req, res) => {
     res.json({ ok: true });
   });
@@ -157,7 +167,13 @@ function assertClean(label: string, result: Result): void {
 async function measure(target: Target): Promise<Row> {
   const body = await fetchText(target.url, { headers: target.headers }, 200);
   // One worker thread fires the requests, so the load generator does not share the server's event loop.
-  const options = { url: target.url, headers: target.headers, connections: CONNECTIONS, workers: 1 };
+  const options = {
+    url: target.url,
+    headers: target.headers,
+    connections: CONNECTIONS,
+    workers: 1,
+    ...(target.paths && { requests: target.paths.map((path) => ({ method: 'GET' as const, path })) }),
+  };
   console.log(`measuring ${target.label} ...`);
   await autocannon({ ...options, duration: WARMUP_SECONDS });
   const result = await autocannon({ ...options, duration: SECONDS });
@@ -224,6 +240,7 @@ async function run(cleanups: Cleanup[]): Promise<void> {
 
   const searchRows: Row[] = [];
   for (const path of SEARCHES) searchRows.push(await measure({ label: path, url: `${plane.origin}${path}`, headers }));
+  searchRows.push(await measure({ label: DISTINCT_LABEL, url: `${plane.origin}${DISTINCT_QUERIES[0]!}`, headers, paths: DISTINCT_QUERIES }));
 
   printTable([bareRow, payloadRow, ...searchRows]);
   printGoals(bareRow, payloadRow, searchRows);

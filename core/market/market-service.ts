@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.ts';
 import { supportedOperations, type Provider } from '../ports/providers.ts';
 import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
 import { ProviderFeed, type FeedTiming, type FeedView } from './provider-feed.ts';
-import { activeStandardFilters, offerMatches, type MarketFilter, type StandardFilter } from './search-filter.ts';
+import { activeStandardFilters, compileFilter, type MarketFilter } from './search-filter.ts';
 
 export interface MarketSettings {
   /** Basis points added to upstream prices once renting is open (while closed, prices are upstream's own). */
@@ -60,10 +60,18 @@ export interface MarketplaceResult {
 interface Selection {
   feed: ProviderFeed;
   view: FeedView;
-  ignored: ReadonlySet<StandardFilter>;
+  matches: (node: MarketNode) => boolean;
   ignoredNames: string[];
-  extra: MarketFilter['extra'];
 }
+
+/** What a search computes from the snapshots; cached until a snapshot changes. */
+interface Matches<T> {
+  result: T;
+  counts: number[];
+}
+
+/** Answers computed per snapshot generation and query; the snapshots change at most once a minute. */
+const CACHE_ENTRIES = 512;
 
 /**
  * The market as our callers see it: every enabled provider's snapshot, priced in cents, filtered and
@@ -74,6 +82,7 @@ export class MarketService {
   readonly settings: MarketSettings;
   private readonly feeds: ProviderFeed[];
   private readonly clock: Clock;
+  private readonly cache = new Map<string, Matches<unknown>>();
 
   constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings) {
     const names = new Set<string>();
@@ -111,36 +120,61 @@ export class MarketService {
 
   async search(filter: MarketFilter, limit: number): Promise<SearchResult> {
     const selections = await this.select(filter);
-    const perProvider = selections.map(({ view, ignored, extra }) =>
-      view.nodes.filter((node) => node.offer.available > 0 && offerMatches(node.offer, node.perGpuCents, filter, ignored, extra)),
-    );
-    const total = perProvider.reduce((sum, nodes) => sum + nodes.length, 0);
+    const { result: nodes, counts } = this.cached(['search', filter, limit], selections, () => {
+      const counts: number[] = [];
+      const cheapest = selections.map(({ view, matches }) => {
+        // each snapshot is sorted cheapest first: keep the first `limit` matches, count the rest
+        const kept: MarketNode[] = [];
+        let count = 0;
+        for (const node of view.nodes) {
+          if (node.offer.available <= 0 || !matches(node)) continue;
+          count++;
+          if (kept.length < limit) kept.push(node);
+        }
+        counts.push(count);
+        return kept;
+      });
+      return { result: mergeCheapest(cheapest, limit), counts };
+    });
     return {
-      nodes: mergeCheapest(perProvider, limit),
-      total,
-      providers: selections.map((selection, i) => this.report(selection, perProvider[i]!.length)),
+      nodes,
+      total: counts.reduce((sum, count) => sum + count, 0),
+      providers: selections.map((selection, i) => this.report(selection, counts[i]!)),
       ignoredFilters: ignoredByAll(selections),
     };
   }
 
   async marketplace(filter: MarketFilter): Promise<MarketplaceResult> {
     const selections = await this.select(filter);
-    const groups = new Map<string, MarketGroup>();
-    const counts: number[] = [];
-    for (const { view, ignored, extra } of selections) {
-      let count = 0;
-      for (const node of view.nodes) {
-        if (!offerMatches(node.offer, node.perGpuCents, filter, ignored, extra)) continue;
-        count++;
-        addToGroup(groups, node);
-      }
-      counts.push(count);
-    }
+    const { result: groups, counts } = this.cached(['marketplace', filter], selections, () => {
+      const groups = new Map<string, MarketGroup>();
+      const counts = selections.map(({ view, matches }) => {
+        let count = 0;
+        for (const node of view.nodes) {
+          if (!matches(node)) continue;
+          count++;
+          addToGroup(groups, node);
+        }
+        return count;
+      });
+      return { result: [...groups.values()].sort(byGroupKey), counts };
+    });
     return {
-      groups: [...groups.values()].sort(byGroupKey),
+      groups,
       providers: selections.map((selection, i) => this.report(selection, counts[i]!)),
       ignoredFilters: ignoredByAll(selections),
     };
+  }
+
+  /** The answer for this query and these snapshot generations, computed once. */
+  private cached<T>(query: unknown[], selections: Selection[], compute: () => Matches<T>): Matches<T> {
+    const key = JSON.stringify([query, selections.map(({ view }) => [view.provider, view.generation])]);
+    const hit = this.cache.get(key) as Matches<T> | undefined;
+    if (hit) return hit;
+    const computed = compute();
+    if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, computed);
+    return computed;
   }
 
   /** The feeds the filter asks about, each ready (or given up on) and with the filters it cannot apply. */
@@ -162,7 +196,7 @@ export class MarketService {
       const known = new Set(provider.extraFilterKeys);
       const extra = filter.extra.filter((item) => known.has(item.key));
       const unknownExtra = filter.extra.filter((item) => !known.has(item.key)).map((item) => item.text);
-      return { feed, view: feed.view(), ignored, ignoredNames: [...ignored, ...unknownExtra], extra };
+      return { feed, view: feed.view(), matches: compileFilter(filter, ignored, extra), ignoredNames: [...ignored, ...unknownExtra] };
     });
   }
 

@@ -21,6 +21,8 @@ export interface FeedView {
   error: string | null;
   /** When the offers served were fetched; null when none are served. */
   fetchedAt: Date | null;
+  /** Identifies the snapshot served (it changes whenever `nodes` does); null when none is. */
+  generation: number | null;
   /** Sorted cheapest first. Empty when nothing was fetched yet, or the last good fetch is too old. */
   nodes: readonly MarketNode[];
 }
@@ -37,7 +39,7 @@ export class ProviderFeed {
   private readonly clock: Clock;
   private readonly timing: FeedTiming;
   private readonly price: (offer: Offer) => MarketNode;
-  private snapshot: { nodes: MarketNode[]; fetchedAt: Date } | null = null;
+  private snapshot: { nodes: MarketNode[]; fetchedAt: Date; generation: number } | null = null;
   private lastError: string | null = null;
   private lastAttemptAt: Date | null = null;
   private inflight: Promise<void> | null = null;
@@ -91,6 +93,7 @@ export class ProviderFeed {
       ok: this.lastError === null && usable !== null,
       error: this.lastError ?? (usable ? null : this.snapshot ? 'the last offers are too old to serve' : 'no offers fetched yet'),
       fetchedAt: usable?.fetchedAt ?? null,
+      generation: usable?.generation ?? null,
       nodes: usable?.nodes ?? [],
     };
   }
@@ -116,7 +119,7 @@ export class ProviderFeed {
     try {
       const offers = await Promise.race([this.provider.listOffers(controller.signal), deadline]);
       const nodes = offers.flatMap((offer) => this.priced(offer)).sort(cheapestFirst);
-      this.snapshot = { nodes, fetchedAt: this.clock.now() };
+      this.snapshot = { nodes, fetchedAt: this.clock.now(), generation: this.refreshes };
       this.lastError = null;
     } catch (error) {
       this.lastError = describe(error);

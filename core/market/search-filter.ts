@@ -1,4 +1,5 @@
 import type { Cents } from '../money.ts';
+import type { MarketNode } from './node.ts';
 import type { Offer } from './offer.ts';
 
 /** The standard search filters, by their query-parameter names (SPEC.md, "Search and market"). */
@@ -130,43 +131,55 @@ export function extraMatches(attribute: string | number | boolean | undefined, f
   }
 }
 
-const atLeast = (value: number | null, min: number | undefined): boolean =>
-  min === undefined || (value !== null && value >= min);
+type Check = (node: MarketNode) => boolean;
 
-const sameText = (value: string | null, wanted: string | undefined): boolean =>
-  wanted === undefined || (value !== null && value.toLowerCase() === wanted.toLowerCase());
+const atLeast = (read: (offer: Offer) => number | null, min: number): Check => (node) => {
+  const value = read(node.offer);
+  return value !== null && value >= min;
+};
 
-const sameFlag = (value: boolean, wanted: boolean | undefined): boolean => wanted === undefined || value === wanted;
+const sameText = (read: (offer: Offer) => string | null, wanted: string): Check => {
+  const lower = wanted.toLowerCase();
+  return (node) => read(node.offer)?.toLowerCase() === lower;
+};
 
 /**
- * Whether an offer passes the filter. `ignored` names the standard filters this offer's provider
- * cannot report (they are not applied); `extra` holds only the extra filters its provider knows.
- * A node whose provider reports a field but not for this offer (null) fails a filter on that field.
+ * Compiles the filter, once per search, into one predicate over priced nodes holding only the checks the
+ * caller asked for. `ignored` names the standard filters this provider cannot report (not applied);
+ * `extra` holds only the extra filters it knows. A node whose provider reports a field but not for this
+ * offer (null) fails a filter on that field.
  */
-export function offerMatches(
-  offer: Offer,
-  perGpuPriceCents: Cents,
-  filter: MarketFilter,
-  ignored: ReadonlySet<StandardFilter>,
-  extra: readonly ExtraFilter[],
-): boolean {
-  const applies = (name: StandardFilter) => !ignored.has(name);
-  return (
-    (filter.gpuType === undefined || offer.gpuType === filter.gpuType) &&
-    (filter.gpuCount === undefined || offer.gpuCount === filter.gpuCount) &&
-    atLeast(offer.vramGb, filter.minVramGb) &&
-    (!applies('min_download_mbps') || atLeast(offer.downloadMbps, filter.minDownloadMbps)) &&
-    (!applies('min_ports') || atLeast(offer.ports, filter.minPorts)) &&
-    (!applies('min_cpus') || atLeast(offer.cpus, filter.minCpus)) &&
-    (!applies('min_ram_gb') || atLeast(offer.ramGb, filter.minRamGb)) &&
-    (!applies('min_disk_gb') || atLeast(offer.diskGb, filter.minDiskGb)) &&
-    (filter.maxPricePerGpuCents === undefined || perGpuPriceCents <= filter.maxPricePerGpuCents) &&
-    (!applies('country') || sameText(offer.country, filter.country)) &&
-    (!applies('region') || sameText(offer.region, filter.region)) &&
-    (!applies('docker_in_docker') || sameFlag(offer.dockerInDocker, filter.dockerInDocker)) &&
-    (!applies('mig') || sameFlag(offer.mig, filter.mig)) &&
-    (!applies('baremetal') || sameFlag(offer.baremetal, filter.baremetal)) &&
-    (!applies('virtualized') || sameFlag(offer.virtualized, filter.virtualized)) &&
-    extra.every((item) => extraMatches(offer.attributes[item.key], item))
-  );
+export function compileFilter(filter: MarketFilter, ignored: ReadonlySet<StandardFilter>, extra: readonly ExtraFilter[]): Check {
+  const checks: Check[] = [];
+  const when = <T>(name: StandardFilter, value: T | undefined, check: (value: T) => Check) => {
+    if (value !== undefined && !ignored.has(name)) checks.push(check(value));
+  };
+  when('gpu_type', filter.gpuType, (type) => (node) => node.offer.gpuType === type);
+  when('gpu_count', filter.gpuCount, (count) => (node) => node.offer.gpuCount === count);
+  when('min_vram_gb', filter.minVramGb, (min) => atLeast((o) => o.vramGb, min));
+  when('min_download_mbps', filter.minDownloadMbps, (min) => atLeast((o) => o.downloadMbps, min));
+  when('min_ports', filter.minPorts, (min) => atLeast((o) => o.ports, min));
+  when('min_cpus', filter.minCpus, (min) => atLeast((o) => o.cpus, min));
+  when('min_ram_gb', filter.minRamGb, (min) => atLeast((o) => o.ramGb, min));
+  when('min_disk_gb', filter.minDiskGb, (min) => atLeast((o) => o.diskGb, min));
+  when('max_price_per_gpu_hour', filter.maxPricePerGpuCents, (max) => (node) => node.perGpuCents <= max);
+  when('country', filter.country, (country) => sameText((o) => o.country, country));
+  when('region', filter.region, (region) => sameText((o) => o.region, region));
+  when('docker_in_docker', filter.dockerInDocker, (flag) => (node) => node.offer.dockerInDocker === flag);
+  when('mig', filter.mig, (flag) => (node) => node.offer.mig === flag);
+  when('baremetal', filter.baremetal, (flag) => (node) => node.offer.baremetal === flag);
+  when('virtualized', filter.virtualized, (flag) => (node) => node.offer.virtualized === flag);
+  for (const item of extra) checks.push((node) => extraMatches(node.offer.attributes[item.key], item));
+
+  switch (checks.length) {
+    case 0:
+      return () => true;
+    case 1:
+      return checks[0]!;
+    default:
+      return (node) => {
+        for (const check of checks) if (!check(node)) return false;
+        return true;
+      };
+  }
 }

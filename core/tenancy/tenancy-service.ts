@@ -7,6 +7,7 @@ import type { Scope } from './scopes.ts';
 import { BOOTSTRAP_SECRET_LIFETIME_MS, type Tenant } from './tenant.ts';
 import { administers, isActive, maxRentalHours, remainingCents, type Token } from './token.ts';
 import { childTokenTerms, rootTokenTerms, type TokenRequest, type TokenTerms } from './token-terms.ts';
+import { TokenCache } from './token-cache.ts';
 
 export const TOKEN_SECRET_PREFIX = 'gcp';
 const BOOTSTRAP_SECRET_PREFIX = 'gcpboot';
@@ -47,12 +48,15 @@ export class TenancyService {
   private readonly clock: Clock;
   private readonly ids: Ids;
   private readonly secrets: Secrets;
+  private readonly recent: TokenCache;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets }) {
+  /** `tokenCacheMs`: how long an authenticated token row is reused (default 5 s; 0 reads it every time). */
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tokenCacheMs?: number }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
     this.secrets = deps.secrets;
+    this.recent = new TokenCache(deps.clock, deps.tokenCacheMs ?? 5_000);
   }
 
   async createTenant(name: string): Promise<{ tenant: Tenant; bootstrapSecret: string; bootstrapExpiresAt: Date }> {
@@ -77,7 +81,11 @@ export class TenancyService {
   async authenticate(bearer: string): Promise<Token> {
     const tokenId = tokenIdOf(bearer);
     if (!tokenId) throw unauthenticated();
-    const token = await this.storage.read((uow) => uow.tokens.findById(tokenId));
+    let token = this.recent.get(tokenId);
+    if (!token) {
+      token = await this.storage.read((uow) => uow.tokens.findById(tokenId));
+      if (token) this.recent.put(token);
+    }
     const digest = this.secrets.digest(bearer);
     if (!token || !this.secrets.sameDigest(token.secretDigest, digest) || !isActive(token, this.clock.now())) {
       throw unauthenticated();
@@ -153,11 +161,13 @@ export class TenancyService {
     if (tokenId !== caller.id && !caller.scopes.includes('manage')) {
       throw new DomainError('SCOPE_REQUIRED', 'revoking another token needs the manage scope');
     }
-    await this.storage.transaction(async (uow) => {
+    const revoked = await this.storage.transaction(async (uow) => {
       const [target] = await uow.tokens.chain(caller.tenantId, tokenId);
       if (!target || !administers(caller, target)) throw notFound(`token ${tokenId}`);
-      await uow.tokens.revokeSubtree(caller.tenantId, tokenId, this.clock.now());
+      return uow.tokens.revokeSubtree(caller.tenantId, tokenId, this.clock.now());
     });
+    // after the commit: forgotten earlier, a concurrent request could cache the row as it was
+    this.recent.forget(revoked);
   }
 
   private newTokenSecret(): { ids: Pick<Token, 'id' | 'secretDigest'>; bearer: string } {

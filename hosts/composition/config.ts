@@ -9,6 +9,8 @@ export interface ControlPlaneConfig {
   operatorKeys: string[];
   rateLimits: { publicPerMinute: number; perTokenPerMinute: number };
   logLevel: string;
+  /** How long an authenticated token is reused before its row is read again (default 5000 ms; 0: every time). */
+  tokenCacheMs?: number;
   /** The upstream clouds to list and rent from. Default: the sandbox alone. */
   providers?: ProviderSetting[];
   market?: MarketConfig;
@@ -49,6 +51,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_PUBLIC_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   MARKUP_BPS: z.coerce.number().int().min(0).max(100_000).default(0),
   MARKET_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   RENTALS_OPEN: z.enum(['true', 'false']).optional(),
@@ -92,6 +95,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     operatorKeys: e.OPERATOR_KEYS,
     rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
+    tokenCacheMs: e.TOKEN_CACHE_SECONDS * 1000,
     providers,
     market: {
       markupBps: e.MARKUP_BPS,

@@ -100,6 +100,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           clock: c.resolve<Clock>(TOKENS.clock),
           ids: c.resolve<Ids>(TOKENS.ids),
           secrets: c.resolve<Secrets>(TOKENS.secrets),
+          ...(config.tokenCacheMs !== undefined && { tokenCacheMs: config.tokenCacheMs }),
         }),
     ),
   });

@@ -8,6 +8,8 @@ import type { RouteDef } from './route.ts';
 export function createHttpApp(plane: { router: Router; routes: readonly RouteDef[]; logger: Logger }, options: { trustProxy?: boolean | number | string } = {}): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Answers carry ages that change every second: hashing each body (57 kB for a search) buys no revalidation.
+  app.set('etag', false);
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(
     pinoHttp({

@@ -33,6 +33,8 @@ export interface HandlerContext<P, Q, B> {
 export interface HandlerResult {
   status: number;
   body?: unknown;
+  /** A body already serialized to JSON (for answers built from cached parts); wins over `body`. */
+  json?: string;
   headers?: Record<string, string>;
 }
 

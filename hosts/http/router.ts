@@ -122,7 +122,8 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         res,
       });
       if (result.headers) res.set(result.headers);
-      if (result.body === undefined) res.status(result.status).end();
+      if (result.json !== undefined) res.status(result.status).type('application/json').send(result.json);
+      else if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     };
     chain.push((req, res, next) => {

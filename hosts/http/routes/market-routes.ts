@@ -1,4 +1,5 @@
 import type { MarketService } from '../../../core/market/market-service.ts';
+import type { MarketNode } from '../../../core/market/node.ts';
 import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
@@ -16,6 +17,17 @@ import {
 } from '../schemas/market.ts';
 
 export function marketRoutes(market: MarketService, summary: MarketSummaryService): RouteDef[] {
+  // The market caches its answers per snapshot; their JSON is kept beside them, made once per answer.
+  const serialized = new WeakMap<readonly MarketNode[], string>();
+  const nodesJson = (nodes: readonly MarketNode[]): string => {
+    let json = serialized.get(nodes);
+    if (json === undefined) {
+      json = JSON.stringify(nodes.map(nodeOut));
+      serialized.set(nodes, json);
+    }
+    return json;
+  };
+
   const statusOut = (report: Parameters<typeof providerStatusOut>[0]) =>
     providerStatusOut(report, market.feed(report.provider)?.provider.extraFilterKeys ?? []);
 
@@ -31,16 +43,13 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       responses: [{ status: 200, description: 'Matching nodes, cheapest first', schema: GpuSearchOut }],
       async handle({ query }) {
         const result = await market.search(toMarketFilter(query), query.limit);
-        return {
-          status: 200,
-          body: {
-            nodes: result.nodes.map(nodeOut),
-            total: result.total,
-            providers: result.providers.map(statusOut),
-            ignored_filters: result.ignoredFilters,
-            rentals_open: market.settings.rentalsOpen,
-          },
-        };
+        const rest = JSON.stringify({
+          total: result.total,
+          providers: result.providers.map(statusOut),
+          ignored_filters: result.ignoredFilters,
+          rentals_open: market.settings.rentalsOpen,
+        });
+        return { status: 200, json: `{"nodes":${nodesJson(result.nodes)},${rest.slice(1)}` };
       },
     }),
     defineRoute({
