@@ -8,6 +8,10 @@ import type { Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
+import { MikroAccountStore } from './stores/account-store.ts';
+import { MikroDepositStore } from './stores/deposit-store.ts';
+import { MikroInstanceStore } from './stores/instance-store.ts';
+import { MikroLedgerStore } from './stores/ledger-store.ts';
 import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
 import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
@@ -50,6 +54,10 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   tenants: new MikroTenantStore(em),
   tokens: new MikroTokenStore(em),
   marketSummary: new MikroMarketSummaryStore(em),
+  accounts: new MikroAccountStore(em),
+  ledger: new MikroLedgerStore(em),
+  deposits: new MikroDepositStore(em),
+  instances: new MikroInstanceStore(em),
 });
 
 export class MikroStorage implements Storage {

@@ -1,4 +1,6 @@
+import type { Account, Deposit, DepositStatus, LedgerEntry, LedgerPosting, Pause } from '../billing/account.ts';
 import type { MarketSummary } from '../market/summary.ts';
+import type { Instance } from '../rentals/instance.ts';
 import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
 import type { Token } from '../tenancy/token.ts';
 
@@ -18,6 +20,61 @@ export interface UnitOfWork {
   tenants: TenantStore;
   tokens: TokenStore;
   marketSummary: MarketSummaryStore;
+  accounts: AccountStore;
+  ledger: LedgerStore;
+  deposits: DepositStore;
+  instances: InstanceStore;
+}
+
+export interface AccountStore {
+  /** The tenant's account, created on first use, locked until the transaction ends. null: no such tenant. */
+  lock(tenantId: string, now: Date): Promise<Account | null>;
+  /** The tenant's account without a lock; an account never used reads as empty and open. */
+  get(tenantId: string): Promise<Account | null>;
+  setPause(tenantId: string, pause: Pause | null): Promise<void>;
+  /** Every account, oldest tenant first. */
+  list(): Promise<Account[]>;
+}
+
+export interface LedgerStore {
+  /**
+   * Posts an entry and moves the balance with it. The caller holds the account's lock. Returns null,
+   * posting nothing, when an entry with the same unique key exists.
+   */
+  post(posting: LedgerPosting, id: string): Promise<LedgerEntry | null>;
+  /** Newest first. */
+  list(tenantId: string, limit: number): Promise<LedgerEntry[]>;
+  /** Every entry of the tenant, oldest first (summaries). */
+  all(tenantId: string): Promise<LedgerEntry[]>;
+}
+
+export interface DepositStore {
+  add(deposit: Deposit): Promise<void>;
+  /** Locked until the transaction ends, so one decision wins. */
+  lock(depositId: string): Promise<Deposit | null>;
+  get(depositId: string): Promise<Deposit | null>;
+  decide(depositId: string, status: DepositStatus, at: Date): Promise<void>;
+  /** The tenant's, newest first. */
+  listForTenant(tenantId: string): Promise<Deposit[]>;
+  /** Every tenant's with this status, oldest first. */
+  listByStatus(status: DepositStatus): Promise<Deposit[]>;
+  /** Pending fund requests per tenant. */
+  pendingCounts(): Promise<Map<string, number>>;
+}
+
+export interface InstanceStore {
+  add(instance: Instance): Promise<void>;
+  get(tenantId: string, instanceId: string): Promise<Instance | null>;
+  /** Locked until the transaction ends. */
+  lock(tenantId: string, instanceId: string): Promise<Instance | null>;
+  byIdempotencyKey(tenantId: string, key: string): Promise<Instance | null>;
+  /** Newest first. */
+  list(tenantId: string, limit: number): Promise<Instance[]>;
+  /** Instances that may exist upstream (provisioning, running, rebooting, terminating) of one tenant. */
+  live(tenantId: string): Promise<Instance[]>;
+  /** Live instances of every tenant. */
+  allLive(): Promise<Instance[]>;
+  update(instance: Instance): Promise<void>;
 }
 
 export interface TenantStore {
@@ -39,6 +96,8 @@ export interface TokenStore {
   chain(tenantId: string, tokenId: string, options?: { lock?: boolean }): Promise<Token[]>;
   /** The tenant's tokens, oldest first; with `under`, only that token and its descendants. */
   list(tenantId: string, options?: { under?: string }): Promise<Token[]>;
+  /** Adds (or, negative, releases) a commitment on each of these tokens' committed_cents. */
+  addCommitment(tokenIds: readonly string[], cents: number): Promise<void>;
   /** Revokes the token and every descendant not yet revoked; returns the ids it revoked. */
   revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]>;
 }

@@ -13,12 +13,15 @@ import type { Storage } from '../../core/ports/storage.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { MarketService } from '../../core/market/market-service.ts';
 import { MarketSummaryService } from '../../core/market/summary-service.ts';
+import { BillingService } from '../../core/billing/billing-service.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
 import type { RouteDef } from '../http/route.ts';
 import { buildRouter } from '../http/router.ts';
 import { marketRoutes } from '../http/routes/market-routes.ts';
+import { billingRoutes } from '../http/routes/billing-routes.ts';
+import { operatorRoutes } from '../http/routes/operator-routes.ts';
 import { metaRoutes } from '../http/routes/meta-routes.ts';
 import { tenancyRoutes } from '../http/routes/tenancy-routes.ts';
 import type { ControlPlaneConfig } from './config.ts';
@@ -35,12 +38,14 @@ export const TOKENS = {
   providers: 'Providers',
   market: 'MarketService',
   marketSummary: 'MarketSummaryService',
+  billing: 'BillingService',
 } as const;
 
 export interface ControlPlaneServices {
   tenancy: TenancyService;
   market: MarketService;
   marketSummary: MarketSummaryService;
+  billing: BillingService;
 }
 
 export interface ControlPlane {
@@ -67,6 +72,8 @@ export interface ControlPlaneOverrides {
 /** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
 const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
+/** Auto-recharge payments allowed in any rolling 24 hours (DESIGN.md §3); payments arrive in a later issue. */
+const MAX_PAYMENTS_PER_24H = 3;
 
 function buildProviders(config: ControlPlaneConfig, clock: Clock): { providers: Provider[]; anyReal: boolean } {
   const settings = config.providers ?? [{ name: 'sandbox', config: {} }];
@@ -135,10 +142,17 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  container.register(TOKENS.billing, {
+    useFactory: instanceCachingFactory(
+      (c) => new BillingService({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), ids: c.resolve<Ids>(TOKENS.ids) }),
+    ),
+  });
+
   const services: ControlPlaneServices = {
     tenancy: container.resolve<TenancyService>(TOKENS.tenancy),
     market: container.resolve<MarketService>(TOKENS.market),
     marketSummary: container.resolve<MarketSummaryService>(TOKENS.marketSummary),
+    billing: container.resolve<BillingService>(TOKENS.billing),
   };
 
   // Keeps every provider's snapshot warm; `protect` skips a tick while the last one still runs.
@@ -151,7 +165,10 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
 
   const routes: RouteDef[] = [];
   let openApi: object = {};
-  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary));
+  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary),
+    ...billingRoutes(services.billing, { maxPaymentsPer24h: MAX_PAYMENTS_PER_24H }),
+    ...operatorRoutes(services.billing),
+  );
   openApi = buildOpenApi(routes);
 
   const router = express.Router();

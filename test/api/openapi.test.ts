@@ -23,6 +23,18 @@ const EXPECTED = [
   'GET /v1/gpus',
   'GET /v1/marketplace',
   'GET /v1/market/summary',
+  'GET /v1/billing/account',
+  'GET /v1/billing/balance',
+  'POST /v1/billing/deposits',
+  'GET /v1/billing/deposits',
+  'GET /v1/billing/ledger',
+  'GET /v1/billing/summary',
+  'GET /v1/operator/accounts',
+  'GET /v1/operator/deposits',
+  'POST /v1/billing/deposits/{deposit_id}/confirm',
+  'POST /v1/billing/deposits/{deposit_id}/reject',
+  'POST /v1/operator/tenants/{tenant_id}/credit',
+  'POST /v1/billing/charges',
 ];
 
 describe('/openapi.json', () => {

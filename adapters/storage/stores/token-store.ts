@@ -61,6 +61,12 @@ export class MikroTokenStore implements TokenStore {
     return rows.map(toToken);
   }
 
+  async addCommitment(tokenIds: readonly string[], cents: number): Promise<void> {
+    if (tokenIds.length === 0 || cents === 0) return;
+    // greatest(0, ...): a release never takes a token below nothing committed
+    await this.em.execute(`update tokens set committed_cents = greatest(0, committed_cents + ?) where id = any(?::text[])`, [cents, [...tokenIds]]);
+  }
+
   async revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]> {
     const rows = await this.em.execute<{ id: string }[]>(
       `update tokens set revoked_at = ?

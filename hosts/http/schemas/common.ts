@@ -45,3 +45,25 @@ export const resourceId = (prefix: string) =>
     .string()
     .max(64)
     .regex(new RegExp(`^${prefix}_[a-z0-9]+$`), `must be an id like ${prefix}_...`);
+
+/**
+ * Query values arrive as text and are parsed here; /openapi.json should state the type a caller
+ * writes (integer, number, boolean), not the text pattern used to read it.
+ */
+export const documentedAs = (schema: Record<string, unknown>) => ({
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    const description = jsonSchema.description;
+    for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+    Object.assign(jsonSchema, schema, description === undefined ? {} : { description });
+  },
+});
+
+/** A whole number sent as query text, documented as an integer. */
+export const queryInt = (min: number, max: number, description: string) =>
+  z
+    .string()
+    .regex(/^\s*\d+\s*$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .meta({ description, ...documentedAs({ type: 'integer', minimum: min, maximum: max }) });
+

@@ -5,22 +5,11 @@ import { ceilingCents } from '../../../core/market/pricing.ts';
 import { parseExtraFilters, type ExtraFilter, type MarketFilter } from '../../../core/market/search-filter.ts';
 import type { SummaryAnswer } from '../../../core/market/summary-service.ts';
 import { gpuFamily } from '../../../core/market/gpu-family.ts';
+import { documentedAs, queryInt } from './common.ts';
 
 // ---- query parameters ---------------------------------------------------------------------------
 
 const DECIMAL = /^\s*\d+(\.\d+)?\s*$/;
-
-/**
- * Query values arrive as text and are parsed here; /openapi.json should state the type a caller
- * writes (integer, number, boolean), not the text pattern used to read it.
- */
-const documentedAs = (schema: Record<string, unknown>) => ({
-  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
-    const description = jsonSchema.description;
-    for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
-    Object.assign(jsonSchema, schema, description === undefined ? {} : { description });
-  },
-});
 
 const queryNumber = (min: number, max: number, description: string) =>
   z
@@ -29,14 +18,6 @@ const queryNumber = (min: number, max: number, description: string) =>
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .meta({ description, ...documentedAs({ type: 'number', minimum: min, maximum: max }) });
-
-const queryInt = (min: number, max: number, description: string) =>
-  z
-    .string()
-    .regex(/^\s*\d+\s*$/, `must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(z.int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
-    .meta({ description, ...documentedAs({ type: 'integer', minimum: min, maximum: max }) });
 
 const queryFlag = (description: string) =>
   z

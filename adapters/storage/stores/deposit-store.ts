@@ -1,0 +1,62 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { Deposit, DepositKind, DepositStatus } from '../../../core/billing/account.ts';
+import type { DepositStore } from '../../../core/ports/storage.ts';
+import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
+
+const toDeposit = (row: Row): Deposit => ({
+  id: String(row.id),
+  tenantId: String(row.tenant_id),
+  kind: row.kind as DepositKind,
+  status: row.status as DepositStatus,
+  amountCents: num(row.amount_cents),
+  reference: textOrNull(row.reference),
+  reason: textOrNull(row.reason),
+  createdAt: date(row.created_at),
+  decidedAt: dateOrNull(row.decided_at),
+});
+
+const COLUMNS = 'id, tenant_id, kind, status, amount_cents, reference, reason, created_at, decided_at';
+
+export class MikroDepositStore implements DepositStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async add(d: Deposit): Promise<void> {
+    await this.em.execute(
+      `insert into deposits (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [d.id, d.tenantId, d.kind, d.status, d.amountCents, d.reference, d.reason, d.createdAt, d.decidedAt],
+    );
+  }
+
+  async lock(depositId: string): Promise<Deposit | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where id = ? for update`, [depositId]);
+    return row ? toDeposit(row) : null;
+  }
+
+  async get(depositId: string): Promise<Deposit | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where id = ?`, [depositId]);
+    return row ? toDeposit(row) : null;
+  }
+
+  async decide(depositId: string, status: DepositStatus, at: Date): Promise<void> {
+    await this.em.execute(`update deposits set status = ?, decided_at = ? where id = ?`, [status, at, depositId]);
+  }
+
+  async listForTenant(tenantId: string): Promise<Deposit[]> {
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where tenant_id = ? order by created_at desc, id desc`, [tenantId]);
+    return rows.map(toDeposit);
+  }
+
+  async listByStatus(status: DepositStatus): Promise<Deposit[]> {
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where status = ? order by created_at, id`, [status]);
+    return rows.map(toDeposit);
+  }
+
+  async pendingCounts(): Promise<Map<string, number>> {
+    const rows = await this.em.execute<Row[]>(`select tenant_id, count(*) as n from deposits where status = 'pending' group by tenant_id`);
+    return new Map(rows.map((row) => [String(row.tenant_id), num(row.n)]));
+  }
+}

@@ -1,0 +1,99 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { Instance, InstanceStatus } from '../../../core/rentals/instance.ts';
+import type { InstanceStore } from '../../../core/ports/storage.ts';
+import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
+
+const COLUMNS = [
+  'id', 'tenant_id', 'token_id', 'token_chain', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
+  'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
+  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at',
+] as const;
+const SELECT = COLUMNS.join(', ');
+const LIVE = `status in ('provisioning', 'running', 'rebooting', 'terminating')`;
+
+const toInstance = (row: Row): Instance => ({
+  id: String(row.id),
+  tenantId: String(row.tenant_id),
+  tokenId: String(row.token_id),
+  tokenChain: (row.token_chain as string[]) ?? [],
+  nodeId: String(row.node_id),
+  provider: String(row.provider),
+  offerId: String(row.offer_id),
+  name: textOrNull(row.name),
+  status: row.status as InstanceStatus,
+  gpuType: String(row.gpu_type),
+  gpuCount: num(row.gpu_count),
+  rateCentsPerHour: num(row.rate_cents_per_hour),
+  createdAt: date(row.created_at),
+  startedAt: dateOrNull(row.started_at),
+  paidUntil: date(row.paid_until),
+  removalScheduledAt: dateOrNull(row.removal_scheduled_at),
+  windowEndsAt: dateOrNull(row.window_ends_at),
+  terminatedAt: dateOrNull(row.terminated_at),
+  machineId: textOrNull(row.machine_id),
+  sshHost: textOrNull(row.ssh_host),
+  sshPort: numOrNull(row.ssh_port),
+  idempotencyKey: textOrNull(row.idempotency_key),
+  requestDigest: textOrNull(row.request_digest),
+  chargedCents: num(row.charged_cents),
+  commitmentCents: num(row.commitment_cents),
+  lastSeenAt: dateOrNull(row.last_seen_at),
+});
+
+const values = (i: Instance): unknown[] => [
+  i.id, i.tenantId, i.tokenId, i.tokenChain, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
+  i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
+  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt,
+];
+
+export class MikroInstanceStore implements InstanceStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async add(instance: Instance): Promise<void> {
+    const marks = COLUMNS.map((column) => (column === 'token_chain' ? '?::text[]' : '?')).join(', ');
+    await this.em.execute(`insert into instances (${SELECT}) values (${marks})`, values(instance));
+  }
+
+  async get(tenantId: string, instanceId: string): Promise<Instance | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${SELECT} from instances where tenant_id = ? and id = ?`, [tenantId, instanceId]);
+    return row ? toInstance(row) : null;
+  }
+
+  async lock(tenantId: string, instanceId: string): Promise<Instance | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${SELECT} from instances where tenant_id = ? and id = ? for update`, [tenantId, instanceId]);
+    return row ? toInstance(row) : null;
+  }
+
+  async byIdempotencyKey(tenantId: string, key: string): Promise<Instance | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${SELECT} from instances where tenant_id = ? and idempotency_key = ?`, [tenantId, key]);
+    return row ? toInstance(row) : null;
+  }
+
+  async list(tenantId: string, limit: number): Promise<Instance[]> {
+    const rows = await this.em.execute<Row[]>(`select ${SELECT} from instances where tenant_id = ? order by created_at desc, id desc limit ?`, [tenantId, limit]);
+    return rows.map(toInstance);
+  }
+
+  async live(tenantId: string): Promise<Instance[]> {
+    const rows = await this.em.execute<Row[]>(`select ${SELECT} from instances where tenant_id = ? and ${LIVE} order by created_at, id`, [tenantId]);
+    return rows.map(toInstance);
+  }
+
+  async allLive(): Promise<Instance[]> {
+    const rows = await this.em.execute<Row[]>(`select ${SELECT} from instances where ${LIVE} order by tenant_id, created_at, id`);
+    return rows.map(toInstance);
+  }
+
+  async update(i: Instance): Promise<void> {
+    await this.em.execute(
+      `update instances set status = ?, started_at = ?, paid_until = ?, removal_scheduled_at = ?, window_ends_at = ?, terminated_at = ?,
+              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?
+        where id = ?`,
+      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.id],
+    );
+  }
+}

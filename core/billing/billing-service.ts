@@ -1,0 +1,171 @@
+import { DomainError, notFound } from '../errors.ts';
+import type { Cents } from '../money.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids } from '../ports/ids.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import type { Account, Deposit, DepositStatus, LedgerEntry } from './account.ts';
+import { accountFigures, type AccountFigures } from './account-view.ts';
+import { billingPeriods, type BillingPeriod, type Granularity } from './periods.ts';
+
+export interface AccountView {
+  account: Account;
+  figures: AccountFigures;
+}
+
+export interface OperatorAccountView extends AccountView {
+  pendingDeposits: number;
+}
+
+/**
+ * The prepaid account: its figures, the ledger and deposits, and the operator's back office for them.
+ * Every movement of money is a ledger posting under the account's lock, with a unique key.
+ */
+export class BillingService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+  }
+
+  async account(tenantId: string): Promise<AccountView> {
+    return this.storage.read(async (uow) => this.view(uow, tenantId));
+  }
+
+  async requestDeposit(tenantId: string, amountCents: Cents, reference: string | null): Promise<Deposit> {
+    const deposit: Deposit = {
+      id: this.ids.newId('dep'),
+      tenantId,
+      kind: 'bank_transfer',
+      status: 'pending',
+      amountCents,
+      reference,
+      reason: null,
+      createdAt: this.clock.now(),
+      decidedAt: null,
+    };
+    await this.storage.transaction(async (uow) => {
+      await this.lockAccount(uow, tenantId);
+      await uow.deposits.add(deposit);
+    });
+    return deposit;
+  }
+
+  deposits(tenantId: string): Promise<Deposit[]> {
+    return this.storage.read((uow) => uow.deposits.listForTenant(tenantId));
+  }
+
+  ledger(tenantId: string, limit: number): Promise<LedgerEntry[]> {
+    return this.storage.read((uow) => uow.ledger.list(tenantId, limit));
+  }
+
+  async summary(tenantId: string, granularity: Granularity, options: { year?: number; limit: number }): Promise<BillingPeriod[]> {
+    const entries = await this.storage.read((uow) => uow.ledger.all(tenantId));
+    return billingPeriods(entries, granularity, options);
+  }
+
+  // ---- operator --------------------------------------------------------------------------------
+
+  async operatorAccounts(): Promise<OperatorAccountView[]> {
+    return this.storage.read(async (uow) => {
+      const accounts = await uow.accounts.list();
+      const pending = await uow.deposits.pendingCounts();
+      const live = await uow.instances.allLive();
+      const now = this.clock.now();
+      return accounts.map((account) => ({
+        account,
+        figures: accountFigures(account.balanceCents, live.filter((i) => i.tenantId === account.tenantId), now),
+        pendingDeposits: pending.get(account.tenantId) ?? 0,
+      }));
+    });
+  }
+
+  async operatorAccount(tenantId: string): Promise<OperatorAccountView> {
+    return this.storage.read(async (uow) => {
+      const pending = await uow.deposits.pendingCounts();
+      return { ...(await this.view(uow, tenantId)), pendingDeposits: pending.get(tenantId) ?? 0 };
+    });
+  }
+
+  depositsByStatus(status: DepositStatus): Promise<Deposit[]> {
+    return this.storage.read((uow) => uow.deposits.listByStatus(status));
+  }
+
+  /** Confirms a pending deposit and credits it, once: a second decision is a conflict, never a second credit. */
+  async confirmDeposit(depositId: string): Promise<Deposit> {
+    return this.decide(depositId, 'confirmed');
+  }
+
+  async rejectDeposit(depositId: string): Promise<Deposit> {
+    return this.decide(depositId, 'rejected');
+  }
+
+  /** Operator credit: a deposit record already confirmed, and its ledger entry. */
+  async credit(tenantId: string, amountCents: Cents, reason: string): Promise<Deposit> {
+    return this.storage.transaction(async (uow) => {
+      await this.lockAccount(uow, tenantId);
+      const now = this.clock.now();
+      const deposit: Deposit = { id: this.ids.newId('dep'), tenantId, kind: 'credit', status: 'confirmed', amountCents, reference: null, reason, createdAt: now, decidedAt: now };
+      await uow.deposits.add(deposit);
+      await this.post(uow, { tenantId, kind: 'credit', amountCents, reference: deposit.id, description: reason, uniqueKey: `deposit:${deposit.id}`, at: now });
+      return deposit;
+    });
+  }
+
+  /** A manual charge by an operator: it may take the balance below zero (the operator's call). */
+  async charge(tenantId: string, amountCents: Cents, reason: string): Promise<LedgerEntry> {
+    return this.storage.transaction(async (uow) => {
+      await this.lockAccount(uow, tenantId);
+      const id = this.ids.newId('chg');
+      const entry = await this.post(uow, { tenantId, kind: 'charge', amountCents: -amountCents, reference: id, description: reason, uniqueKey: `charge:${id}`, at: this.clock.now() });
+      return entry;
+    });
+  }
+
+  private async decide(depositId: string, status: 'confirmed' | 'rejected'): Promise<Deposit> {
+    return this.storage.transaction(async (uow) => {
+      const deposit = await uow.deposits.lock(depositId);
+      if (!deposit) throw notFound(`deposit ${depositId}`);
+      if (deposit.status !== 'pending') {
+        throw new DomainError('CONFLICT', `deposit ${depositId} is already ${deposit.status}; a deposit is decided once`);
+      }
+      const now = this.clock.now();
+      if (status === 'confirmed') {
+        await this.lockAccount(uow, deposit.tenantId);
+        await this.post(uow, {
+          tenantId: deposit.tenantId,
+          kind: 'deposit',
+          amountCents: deposit.amountCents,
+          reference: deposit.id,
+          description: deposit.reference,
+          uniqueKey: `deposit:${deposit.id}`,
+          at: now,
+        });
+      }
+      await uow.deposits.decide(depositId, status, now);
+      return { ...deposit, status, decidedAt: now };
+    });
+  }
+
+  private async post(uow: UnitOfWork, posting: Parameters<UnitOfWork['ledger']['post']>[0]): Promise<LedgerEntry> {
+    const entry = await uow.ledger.post(posting, this.ids.newId('led'));
+    if (!entry) throw new DomainError('CONFLICT', `${posting.uniqueKey} was posted before`);
+    return entry;
+  }
+
+  private async lockAccount(uow: UnitOfWork, tenantId: string): Promise<Account> {
+    const account = await uow.accounts.lock(tenantId, this.clock.now());
+    if (!account) throw notFound(`tenant ${tenantId}`);
+    return account;
+  }
+
+  private async view(uow: UnitOfWork, tenantId: string): Promise<AccountView> {
+    const account = await uow.accounts.get(tenantId);
+    if (!account) throw notFound(`tenant ${tenantId}`);
+    const live = await uow.instances.live(tenantId);
+    return { account, figures: accountFigures(account.balanceCents, live, this.clock.now()) };
+  }
+}

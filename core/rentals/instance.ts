@@ -1,0 +1,44 @@
+import type { Cents } from '../money.ts';
+
+export type InstanceStatus = 'provisioning' | 'running' | 'rebooting' | 'terminating' | 'terminated' | 'failed';
+
+/** Statuses in which a machine may exist upstream and is billed. */
+export const LIVE_STATUSES: readonly InstanceStatus[] = ['provisioning', 'running', 'rebooting', 'terminating'];
+
+export const isLive = (status: InstanceStatus): boolean => LIVE_STATUSES.includes(status);
+
+export interface Instance {
+  id: string;
+  tenantId: string;
+  /** The token that rented it; its chain carries the commitment. */
+  tokenId: string;
+  /** The token and its ancestors, nearest first, when it was rented. */
+  tokenChain: string[];
+  nodeId: string;
+  provider: string;
+  offerId: string;
+  name: string | null;
+  status: InstanceStatus;
+  gpuType: string;
+  gpuCount: number;
+  rateCentsPerHour: Cents;
+  createdAt: Date;
+  startedAt: Date | null;
+  /** Billing starts at creation; the rental is paid up to here. */
+  paidUntil: Date;
+  removalScheduledAt: Date | null;
+  /** The end of the shutdown window (termination_hours), when one was asked for. */
+  windowEndsAt: Date | null;
+  terminatedAt: Date | null;
+  /** The provider's id of the machine; null until the provider has answered. */
+  machineId: string | null;
+  sshHost: string | null;
+  sshPort: number | null;
+  idempotencyKey: string | null;
+  requestDigest: string | null;
+  /** Sum of this instance's ledger entries, as a positive cost. */
+  chargedCents: Cents;
+  /** What the rental committed against its token chain's spend caps. */
+  commitmentCents: Cents;
+  lastSeenAt: Date | null;
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { BillingService } from '../../../core/billing/billing-service.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
+import {
+  AccountOut,
+  BalanceOut,
+  BillingPeriodOut,
+  DepositCreate,
+  DepositOut,
+  LedgerEntryOut,
+  LedgerQuery,
+  SummaryQuery,
+  accountOut,
+  balanceOut,
+  billingPeriodOut,
+  depositOut,
+  ledgerEntryOut,
+} from '../schemas/billing.ts';
+
+const billing = { kind: 'bearer', scope: 'billing' } as const;
+
+/** The tenant's own account, under the billing scope: figures, deposits, ledger and summaries. */
+export function billingRoutes(service: BillingService, settings: { maxPaymentsPer24h: number }): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/billing/account',
+      operationId: 'getAccount',
+      summary: 'The account: balance, owed, available, burn, stops_at, rentals, pause',
+      tags: ['billing'],
+      access: billing,
+      responses: [{ status: 200, description: 'The account', schema: AccountOut }],
+      async handle({ caller }) {
+        return { status: 200, body: accountOut(await service.account(caller!.tenantId), settings.maxPaymentsPer24h) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/billing/balance',
+      operationId: 'getBalance',
+      summary: 'Balance, owed and available, in cents',
+      tags: ['billing'],
+      access: billing,
+      responses: [{ status: 200, description: 'The balance', schema: BalanceOut }],
+      async handle({ caller }) {
+        return { status: 200, body: balanceOut(await service.account(caller!.tenantId)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/billing/deposits',
+      operationId: 'createDeposit',
+      summary: 'Ask to fund the account by bank transfer; credits nothing until an operator confirms it',
+      tags: ['billing'],
+      access: billing,
+      body: DepositCreate,
+      responses: [{ status: 201, description: 'The pending fund request', schema: DepositOut }],
+      async handle({ caller, body }) {
+        return { status: 201, body: depositOut(await service.requestDeposit(caller!.tenantId, body.amount_usd, body.reference ?? null)) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/billing/deposits',
+      operationId: 'listDeposits',
+      summary: "The account's deposits, newest first",
+      tags: ['billing'],
+      access: billing,
+      responses: [{ status: 200, description: 'Deposits', schema: z.array(DepositOut) }],
+      async handle({ caller }) {
+        return { status: 200, body: (await service.deposits(caller!.tenantId)).map(depositOut) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/billing/ledger',
+      operationId: 'getLedger',
+      summary: 'Ledger entries, newest first; they sum to the balance',
+      tags: ['billing'],
+      access: billing,
+      query: LedgerQuery,
+      responses: [{ status: 200, description: 'Ledger entries', schema: z.array(LedgerEntryOut) }],
+      async handle({ caller, query }) {
+        return { status: 200, body: (await service.ledger(caller!.tenantId, query.limit)).map(ledgerEntryOut) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/billing/summary',
+      operationId: 'getBillingSummary',
+      summary: 'The ledger bucketed by month or ISO week (UTC), newest first',
+      tags: ['billing'],
+      access: billing,
+      query: SummaryQuery,
+      responses: [{ status: 200, description: 'Periods', schema: z.array(BillingPeriodOut) }],
+      async handle({ caller, query }) {
+        const periods = await service.summary(caller!.tenantId, query.granularity, {
+          limit: query.limit,
+          ...(query.year !== undefined && { year: query.year }),
+        });
+        return { status: 200, body: periods.map(billingPeriodOut) };
+      },
+    }),
+  ];
+}

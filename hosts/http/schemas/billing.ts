@@ -1,0 +1,207 @@
+import { z } from 'zod';
+import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
+import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
+import type { BillingPeriod } from '../../../core/billing/periods.ts';
+import { queryInt, resourceId, usdAmount } from './common.ts';
+
+const MAX_CENTS = 10_000_000; // 100,000 USD in one movement
+const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
+const dateTimeOut = () => z.string().meta({ format: 'date-time' });
+
+export const DepositCreate = z
+  .strictObject({
+    amount_usd: usdAmount({ maxCents: MAX_CENTS }).meta({ description: 'USD, > 0 and at most 100000.' }),
+    reference: z.string().trim().max(200).optional().meta({ description: 'Your transfer reference, shown to the operator.' }),
+  })
+  .meta({ id: 'DepositCreate' });
+
+export const CreditCreate = z
+  .strictObject({ amount_usd: usdAmount({ maxCents: MAX_CENTS }), reason: z.string().trim().min(1, 'must not be blank').max(500) })
+  .meta({ id: 'CreditCreate' });
+
+export const ChargeCreate = z
+  .strictObject({ tenant_id: resourceId('ten'), amount_usd: usdAmount({ maxCents: MAX_CENTS }), reason: z.string().trim().min(1, 'must not be blank').max(500) })
+  .meta({ id: 'ChargeCreate' });
+
+export const HoldCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'HoldCreate' });
+export const StopCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'StopCreate' });
+
+export const DepositIdParams = z.object({ deposit_id: resourceId('dep') });
+export const TenantIdParams = z.object({ tenant_id: resourceId('ten') });
+
+export const OperatorDepositsQuery = z.strictObject({
+  status: z.enum(['pending', 'confirmed', 'rejected', 'expired']).default('pending'),
+});
+
+export const LedgerQuery = z.strictObject({
+  limit: queryInt(1, 1000, 'How many, newest first (default 500).').default(500),
+});
+
+export const SummaryQuery = z.strictObject({
+  granularity: z.enum(['monthly', 'weekly']).default('monthly'),
+  year: queryInt(2000, 2100, 'Only periods of this (UTC, ISO-week) year.').optional(),
+  limit: LedgerQuery.shape.limit,
+});
+
+export const DepositOut = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    kind: z.enum(['bank_transfer', 'checkout', 'credit']),
+    status: z.enum(['pending', 'confirmed', 'rejected', 'expired']),
+    amount_cents: z.int(),
+    reference: z.string().nullable(),
+    reason: z.string().nullable(),
+    created_at: dateTimeOut(),
+    decided_at: dateTimeOut().nullable(),
+  })
+  .meta({ id: 'DepositOut' });
+
+export const LedgerEntryOut = z
+  .object({
+    id: z.string(),
+    kind: z.string().meta({ description: 'deposit, credit, rental_hour, usage, refund, charge, auto_recharge' }),
+    amount_cents: z.int().meta({ description: 'Signed: money in is positive.' }),
+    balance_after_cents: z.int(),
+    reference: z.string().nullable(),
+    description: z.string().nullable(),
+    created_at: dateTimeOut(),
+  })
+  .meta({ id: 'LedgerEntryOut' });
+
+export const BillingPeriodOut = z
+  .object({
+    period: z.string().meta({ description: '"2026-11" (monthly) or "2026-W47" (ISO week), UTC.' }),
+    start: dateTimeOut(),
+    end: dateTimeOut(),
+    credits_cents: z.int(),
+    debits_cents: z.int(),
+    net_cents: z.int(),
+    entries: z.int(),
+  })
+  .meta({ id: 'BillingPeriodOut' });
+
+export const PauseOut = z
+  .object({
+    kind: z.enum(['emergency_stop', 'breaker', 'hold']),
+    reason: z.string().nullable(),
+    paused_at: dateTimeOut(),
+    tenant_can_resume: z.boolean().meta({ description: 'false for an operator hold, which only an operator lifts.' }),
+  })
+  .meta({ id: 'PauseOut' });
+
+export const AutoRechargeOut = z
+  .object({
+    enabled: z.boolean(),
+    threshold_cents: z.int(),
+    amount_cents: z.int(),
+    last_error: z.string().nullable(),
+    payments_last_24h: z.int(),
+    max_payments_per_24h: z.int(),
+  })
+  .meta({ id: 'AutoRechargeOut' });
+
+export const PaymentOptionsOut = z
+  .object({ card: z.boolean().meta({ description: 'Card checkout is available.' }), bank_transfer: z.boolean() })
+  .meta({ id: 'PaymentOptionsOut' });
+
+const figures = {
+  tenant_id: z.string(),
+  balance_cents: z.int(),
+  owed_cents: z.int().meta({ description: 'Usage that ran and is not yet paid.' }),
+  available_cents: z.int().meta({ description: 'balance_cents - owed_cents: what new hours can be paid from.' }),
+};
+
+export const BalanceOut = z.object(figures).meta({ id: 'BalanceOut' });
+
+export const AccountOut = z
+  .object({
+    ...figures,
+    burn_cents_per_hour: z.int(),
+    stops_at: dateTimeOut().nullable().meta({ description: 'When running machines stop if no funds are added.' }),
+    paid_to_removal: z.boolean(),
+    rentals: z.enum(['open', 'paused']),
+    running_machines: z.int(),
+    pause: PauseOut.nullable(),
+    card: z.object({ brand: z.string(), last4: z.string() }).nullable().meta({ description: 'null: no saved card (card payments are not built yet).' }),
+    auto_recharge: AutoRechargeOut,
+    payments: PaymentOptionsOut,
+  })
+  .meta({ id: 'AccountOut' });
+
+export const OperatorAccountOut = z
+  .object({
+    ...figures,
+    burn_cents_per_hour: z.int(),
+    running_machines: z.int(),
+    rentals: z.enum(['open', 'paused']),
+    breaker: PauseOut.nullable().meta({ description: 'Why renting is paused, if it is.' }),
+    pending_deposits: z.int().meta({ description: 'Fund requests waiting for a decision.' }),
+  })
+  .meta({ id: 'OperatorAccountOut' });
+
+export const depositOut = (d: Deposit): z.input<typeof DepositOut> => ({
+  id: d.id,
+  tenant_id: d.tenantId,
+  kind: d.kind,
+  status: d.status,
+  amount_cents: d.amountCents,
+  reference: d.reference,
+  reason: d.reason,
+  created_at: d.createdAt.toISOString(),
+  decided_at: isoOrNull(d.decidedAt),
+});
+
+export const ledgerEntryOut = (e: LedgerEntry): z.input<typeof LedgerEntryOut> => ({
+  id: e.id,
+  kind: e.kind,
+  amount_cents: e.amountCents,
+  balance_after_cents: e.balanceAfterCents,
+  reference: e.reference,
+  description: e.description,
+  created_at: e.createdAt.toISOString(),
+});
+
+export const billingPeriodOut = (p: BillingPeriod): z.input<typeof BillingPeriodOut> => ({
+  period: p.period,
+  start: p.start.toISOString(),
+  end: p.end.toISOString(),
+  credits_cents: p.creditsCents,
+  debits_cents: p.debitsCents,
+  net_cents: p.netCents,
+  entries: p.entries,
+});
+
+const pauseOut = (view: AccountView): z.input<typeof PauseOut> | null =>
+  view.account.pause
+    ? { kind: view.account.pause.kind, reason: view.account.pause.reason, paused_at: view.account.pause.at.toISOString(), tenant_can_resume: view.account.pause.kind !== 'hold' }
+    : null;
+
+export const balanceOut = ({ account, figures: f }: AccountView): z.input<typeof BalanceOut> => ({
+  tenant_id: account.tenantId,
+  balance_cents: f.balanceCents,
+  owed_cents: f.owedCents,
+  available_cents: f.availableCents,
+});
+
+export const accountOut = (view: AccountView, maxPaymentsPer24h: number): z.input<typeof AccountOut> => ({
+  ...balanceOut(view),
+  burn_cents_per_hour: view.figures.burnCentsPerHour,
+  stops_at: isoOrNull(view.figures.stopsAt),
+  paid_to_removal: view.figures.paidToRemoval,
+  rentals: view.account.pause ? 'paused' : 'open',
+  running_machines: view.figures.runningMachines,
+  pause: pauseOut(view),
+  card: null,
+  auto_recharge: { enabled: false, threshold_cents: 0, amount_cents: 0, last_error: null, payments_last_24h: 0, max_payments_per_24h: maxPaymentsPer24h },
+  payments: { card: false, bank_transfer: true },
+});
+
+export const operatorAccountOut = (view: OperatorAccountView): z.input<typeof OperatorAccountOut> => ({
+  ...balanceOut(view),
+  burn_cents_per_hour: view.figures.burnCentsPerHour,
+  running_machines: view.figures.runningMachines,
+  rentals: view.account.pause ? 'paused' : 'open',
+  breaker: pauseOut(view),
+  pending_deposits: view.pendingDeposits,
+});
