@@ -14,6 +14,7 @@ import type { Provider } from '../../core/ports/providers.ts';
 import { MarketService } from '../../core/market/market-service.ts';
 import { MarketSummaryService } from '../../core/market/summary-service.ts';
 import { BillingService } from '../../core/billing/billing-service.ts';
+import { RentalService } from '../../core/rentals/rental-service.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
@@ -21,6 +22,7 @@ import type { RouteDef } from '../http/route.ts';
 import { buildRouter } from '../http/router.ts';
 import { marketRoutes } from '../http/routes/market-routes.ts';
 import { billingRoutes } from '../http/routes/billing-routes.ts';
+import { instanceRoutes } from '../http/routes/instance-routes.ts';
 import { operatorRoutes } from '../http/routes/operator-routes.ts';
 import { metaRoutes } from '../http/routes/meta-routes.ts';
 import { tenancyRoutes } from '../http/routes/tenancy-routes.ts';
@@ -39,6 +41,7 @@ export const TOKENS = {
   market: 'MarketService',
   marketSummary: 'MarketSummaryService',
   billing: 'BillingService',
+  rentals: 'RentalService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -46,6 +49,7 @@ export interface ControlPlaneServices {
   market: MarketService;
   marketSummary: MarketSummaryService;
   billing: BillingService;
+  rentals: RentalService;
 }
 
 export interface ControlPlane {
@@ -148,11 +152,26 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  container.register(TOKENS.rentals, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new RentalService({
+          storage: c.resolve<Storage>(TOKENS.storage),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          ids: c.resolve<Ids>(TOKENS.ids),
+          secrets: c.resolve<Secrets>(TOKENS.secrets),
+          market: c.resolve<MarketService>(TOKENS.market),
+          providers: c.resolve<Provider[]>(TOKENS.providers),
+        }),
+    ),
+  });
+
   const services: ControlPlaneServices = {
     tenancy: container.resolve<TenancyService>(TOKENS.tenancy),
     market: container.resolve<MarketService>(TOKENS.market),
     marketSummary: container.resolve<MarketSummaryService>(TOKENS.marketSummary),
     billing: container.resolve<BillingService>(TOKENS.billing),
+    rentals: container.resolve<RentalService>(TOKENS.rentals),
   };
 
   // Keeps every provider's snapshot warm; `protect` skips a tick while the last one still runs.
@@ -168,6 +187,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary),
     ...billingRoutes(services.billing, { maxPaymentsPer24h: MAX_PAYMENTS_PER_24H }),
     ...operatorRoutes(services.billing),
+    ...instanceRoutes(services.rentals),
   );
   openApi = buildOpenApi(routes);
 

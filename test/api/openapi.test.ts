@@ -35,6 +35,13 @@ const EXPECTED = [
   'POST /v1/billing/deposits/{deposit_id}/reject',
   'POST /v1/operator/tenants/{tenant_id}/credit',
   'POST /v1/billing/charges',
+  'POST /v1/instances',
+  'GET /v1/instances',
+  'GET /v1/instances/{instance_id}',
+  'POST /v1/instances/{instance_id}/terminate',
+  'POST /v1/instances/{instance_id}/reboot',
+  'POST /v1/instances/{instance_id}/schedule-removal',
+  'DELETE /v1/instances/{instance_id}/schedule-removal',
 ];
 
 describe('/openapi.json', () => {

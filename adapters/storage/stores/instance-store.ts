@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Instance, InstanceStatus } from '../../../core/rentals/instance.ts';
 import type { InstanceStore } from '../../../core/ports/storage.ts';
-import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
+import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = [
   'id', 'tenant_id', 'token_id', 'token_chain', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
@@ -41,7 +41,7 @@ const toInstance = (row: Row): Instance => ({
 });
 
 const values = (i: Instance): unknown[] => [
-  i.id, i.tenantId, i.tokenId, i.tokenChain, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
+  i.id, i.tenantId, i.tokenId, textArray(i.tokenChain), i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
   i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
   i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt,
 ];

@@ -14,3 +14,10 @@ export const dateOrNull = (value: unknown): Date | null => (value === null || va
 export const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
 export type Row = Record<string, unknown>;
+
+/**
+ * A text[] parameter as PostgreSQL's array literal: MikroORM's raw `execute` spreads a JS array into
+ * several placeholders, so arrays travel as one literal and are cast with `::text[]`.
+ */
+export const textArray = (values: readonly string[]): string =>
+  `{${values.map((value) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;

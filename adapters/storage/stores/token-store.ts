@@ -3,6 +3,7 @@ import type { TokenStore } from '../../../core/ports/storage.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
 import type { Token } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
+import { textArray } from './sql-rows.ts';
 
 type TokenRow = InferEntity<typeof TokenEntity>;
 
@@ -64,7 +65,7 @@ export class MikroTokenStore implements TokenStore {
   async addCommitment(tokenIds: readonly string[], cents: number): Promise<void> {
     if (tokenIds.length === 0 || cents === 0) return;
     // greatest(0, ...): a release never takes a token below nothing committed
-    await this.em.execute(`update tokens set committed_cents = greatest(0, committed_cents + ?) where id = any(?::text[])`, [cents, [...tokenIds]]);
+    await this.em.execute(`update tokens set committed_cents = greatest(0, committed_cents + ?) where id = any(?::text[])`, [cents, textArray(tokenIds)]);
   }
 
   async revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]> {

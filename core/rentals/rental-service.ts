@@ -1,0 +1,355 @@
+import { accountFigures } from '../billing/account-view.ts';
+import { costUntil } from '../billing/charges.ts';
+import { DomainError, invalidInput, notFound } from '../errors.ts';
+import type { MarketService } from '../market/market-service.ts';
+import { rateCentsPerHour } from '../market/pricing.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids, Secrets } from '../ports/ids.ts';
+import { isRebootable, isSelfRemoving, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+import { isLive, type Instance } from './instance.ts';
+
+const HOUR_MS = 3_600_000;
+
+export interface RentRequest {
+  nodeId: string;
+  name: string | null;
+  sshPublicKey: string | null;
+  terminationHours: number | null;
+  idempotencyKey: string | null;
+}
+
+export interface Rented {
+  instance: Instance;
+  /** The answer to an earlier request with the same idempotency key. */
+  replayed: boolean;
+}
+
+const unsupported = (provider: string, operation: string) =>
+  new DomainError('CONFLICT', `provider ${provider} does not support ${operation}; supported: see the instance's supported_operations`);
+
+const upstreamDown = (failure: unknown, what: string) =>
+  new DomainError('UPSTREAM_UNAVAILABLE', `${what}: ${failure instanceof Error ? failure.message : String(failure)}; try again shortly`);
+
+/** The ledger posting that brings an instance's charges to `cost` (a refund when it paid more). */
+export function settlementOf(instance: Instance, cost: number, key: string, at: Date) {
+  const amount = instance.chargedCents - cost;
+  return amount === 0
+    ? null
+    : {
+        tenantId: instance.tenantId,
+        kind: amount > 0 ? ('refund' as const) : ('usage' as const),
+        amountCents: amount,
+        reference: instance.id,
+        description: amount > 0 ? 'unused time refunded' : 'usage beyond the paid time',
+        uniqueKey: key,
+        at,
+      };
+}
+
+/**
+ * Renting machines and acting on them (DESIGN.md §5). The order of work of a rental: renting open,
+ * the price checked live upstream, then one transaction that locks the account and the token chain,
+ * checks pause, funds and caps, inserts the instance and charges the first hour; only then the provider
+ * is called, with our instance id as its label.
+ */
+export class RentalService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly secrets: Secrets;
+  private readonly market: MarketService;
+  private readonly providers: Map<string, Provider>;
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; market: MarketService; providers: readonly Provider[] }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.secrets = deps.secrets;
+    this.market = deps.market;
+    this.providers = new Map(deps.providers.map((p) => [p.name, p]));
+  }
+
+  supportedOperations(instance: Instance): string[] {
+    const provider = this.providers.get(instance.provider);
+    return provider ? supportedOperations(provider) : ['terminate'];
+  }
+
+  async rent(caller: Token, request: RentRequest): Promise<Rented> {
+    const digest = this.secrets.digest(
+      JSON.stringify([request.nodeId, request.name, request.sshPublicKey, request.terminationHours]),
+    );
+    if (request.idempotencyKey) {
+      const earlier = await this.storage.read((uow) => uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
+      if (earlier) return this.replay(earlier, digest);
+    }
+    if (!this.market.settings.rentalsOpen) {
+      throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was charged.');
+    }
+    const [providerName = '', offerId = ''] = splitNodeId(request.nodeId);
+    const provider = this.providers.get(providerName);
+    if (!provider || !offerId) {
+      throw invalidInput(['body', 'node_id'], `no node "${request.nodeId}"; take node_id from GET /v1/gpus (enabled: ${[...this.providers.keys()].join(', ')})`);
+    }
+    let offer;
+    try {
+      offer = await provider.getOffer(offerId);
+    } catch (error) {
+      throw upstreamDown(error, `could not check the price of ${request.nodeId} with ${provider.name}`);
+    }
+    if (!offer || offer.available <= 0) {
+      throw new DomainError('CONFLICT', `node ${request.nodeId} is no longer available; search again with GET /v1/gpus`);
+    }
+    const rate = rateCentsPerHour(offer.priceUsdPerHour, this.market.settings.markupBps);
+
+    const created = await this.storage.transaction(async (uow): Promise<Rented> => {
+      const now = this.clock.now();
+      const account = await uow.accounts.lock(caller.tenantId, now);
+      if (!account) throw notFound(`tenant ${caller.tenantId}`);
+      // the account lock serializes this tenant's rentals: a second request with the key sees the first
+      if (request.idempotencyKey) {
+        const earlier = await uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey);
+        if (earlier) return this.replay(earlier, digest);
+      }
+      const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
+      if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
+        throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
+      }
+      if (account.pause) {
+        const how = account.pause.kind === 'hold' ? 'an operator placed a hold; only an operator can lift it' : 'POST /v1/billing/resume reopens renting';
+        throw new DomainError('CONFLICT', `renting is paused (${account.pause.kind.replace('_', ' ')}${account.pause.reason ? `: ${account.pause.reason}` : ''}); ${how}`);
+      }
+      const remaining = remainingCents(chain);
+      const maxHours = maxRentalHours(chain);
+      if (remaining !== null && request.terminationHours === null) {
+        throw invalidInput(['body', 'termination_hours'], 'required: this token has a spend cap, so a rental needs a shutdown window in hours');
+      }
+      if (maxHours !== null && request.terminationHours !== null && request.terminationHours > maxHours) {
+        throw invalidInput(['body', 'termination_hours'], `at most ${maxHours} for this token`);
+      }
+      const figures = accountFigures(account.balanceCents, await uow.instances.live(caller.tenantId), now);
+      if (figures.availableCents < rate) {
+        throw new DomainError('INSUFFICIENT_FUNDS', `the first hour costs ${rate} cents and ${figures.availableCents} are available; add funds first`);
+      }
+      const commitment = rate * (request.terminationHours ?? 1);
+      if (remaining !== null && commitment > remaining) {
+        throw new DomainError('SPEND_CAP_EXCEEDED', `this rental commits ${commitment} cents (rate x termination_hours) and the token's cap leaves ${remaining}`);
+      }
+      const instance: Instance = {
+        id: this.ids.newId('ins'),
+        tenantId: caller.tenantId,
+        tokenId: caller.id,
+        tokenChain: chain.map((token) => token.id),
+        nodeId: offer.id,
+        provider: provider.name,
+        offerId,
+        name: request.name,
+        status: 'provisioning',
+        gpuType: offer.gpuType,
+        gpuCount: offer.gpuCount,
+        rateCentsPerHour: rate,
+        createdAt: now,
+        startedAt: null,
+        paidUntil: new Date(now.getTime() + HOUR_MS),
+        removalScheduledAt: null,
+        windowEndsAt: request.terminationHours === null ? null : new Date(now.getTime() + request.terminationHours * HOUR_MS),
+        terminatedAt: null,
+        machineId: null,
+        sshHost: null,
+        sshPort: null,
+        idempotencyKey: request.idempotencyKey,
+        requestDigest: digest,
+        chargedCents: rate,
+        commitmentCents: commitment,
+        lastSeenAt: null,
+      };
+      await uow.instances.add(instance);
+      await this.post(uow, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
+      await uow.tokens.addCommitment(instance.tokenChain, commitment);
+      return { instance, replayed: false };
+    });
+    if (created.replayed) return created;
+    return { instance: await this.launch(provider, created.instance, request.sshPublicKey), replayed: false };
+  }
+
+  async list(tenantId: string, limit: number): Promise<Instance[]> {
+    return this.storage.read((uow) => uow.instances.list(tenantId, limit));
+  }
+
+  /** One instance; a machine on its way up (or rebooting) is asked how it is doing. */
+  async get(tenantId: string, instanceId: string): Promise<Instance> {
+    const instance = await this.storage.read((uow) => uow.instances.get(tenantId, instanceId));
+    if (!instance) throw notFound(`instance ${instanceId}`);
+    if ((instance.status !== 'provisioning' && instance.status !== 'rebooting') || !instance.machineId) return instance;
+    const provider = this.providers.get(instance.provider);
+    let machine: Machine | null;
+    try {
+      machine = provider ? await provider.getMachine(instance.machineId) : null;
+    } catch {
+      return instance; // the sweep's reconciler will try again; the stored state is still true
+    }
+    if (!machine || (machine.status !== 'running' && machine.status !== 'provisioning')) return instance;
+    return this.storage.transaction(async (uow) => {
+      const locked = await uow.instances.lock(tenantId, instanceId);
+      if (!locked || (locked.status !== 'provisioning' && locked.status !== 'rebooting')) return locked ?? instance;
+      const updated = this.withMachine(locked, machine);
+      await uow.instances.update(updated);
+      return updated;
+    });
+  }
+
+  /** Stops and removes the machine. Billing ends now: the unused time is refunded (after the first hour). */
+  async terminate(tenantId: string, instanceId: string): Promise<Instance> {
+    const instance = await this.storage.transaction(async (uow) => {
+      await uow.accounts.lock(tenantId, this.clock.now()); // always the account before its instances
+      const locked = await uow.instances.lock(tenantId, instanceId);
+      if (!locked) throw notFound(`instance ${instanceId}`);
+      if (!isLive(locked.status) || locked.status === 'terminating') return locked;
+      return this.endBilling(uow, locked, this.clock.now(), 'terminating');
+    });
+    return instance.status === 'terminating' ? this.removeUpstream(instance) : instance;
+  }
+
+  /** Terminates every live machine of the tenant (emergency stop, hold, breaker). */
+  async terminateAll(tenantId: string): Promise<Instance[]> {
+    const live = await this.storage.read((uow) => uow.instances.live(tenantId));
+    return Promise.all(live.map((instance) => this.terminate(tenantId, instance.id)));
+  }
+
+  async reboot(tenantId: string, instanceId: string): Promise<Instance> {
+    const instance = await this.storage.read((uow) => uow.instances.get(tenantId, instanceId));
+    if (!instance) throw notFound(`instance ${instanceId}`);
+    const provider = this.providers.get(instance.provider);
+    if (!provider || !isRebootable(provider)) throw unsupported(instance.provider, 'reboot');
+    if (instance.status !== 'running' || !instance.machineId) {
+      throw new DomainError('CONFLICT', `instance ${instanceId} is ${instance.status}; only a running machine can be rebooted`);
+    }
+    try {
+      await provider.rebootMachine(instance.machineId);
+    } catch (error) {
+      if (error instanceof ProviderFailure && error.kind === 'rejected') throw new DomainError('CONFLICT', `reboot refused: ${error.message}`);
+      throw upstreamDown(error, `could not reach ${provider.name} to reboot`);
+    }
+    return this.storage.transaction(async (uow) => {
+      const locked = await uow.instances.lock(tenantId, instanceId);
+      if (!locked || locked.status !== 'running') return locked ?? instance;
+      const updated: Instance = { ...locked, status: 'rebooting' };
+      await uow.instances.update(updated);
+      return updated;
+    });
+  }
+
+  /** Sets (or, with null, cancels) when the machine removes itself; the sweep carries it out. */
+  async scheduleRemoval(tenantId: string, instanceId: string, at: Date | null): Promise<Instance> {
+    const now = this.clock.now();
+    if (at && at.getTime() <= now.getTime()) throw invalidInput(['body', 'removal_scheduled_at'], 'must be in the future');
+    const updated = await this.storage.transaction(async (uow) => {
+      const locked = await uow.instances.lock(tenantId, instanceId);
+      if (!locked) throw notFound(`instance ${instanceId}`);
+      if (!isLive(locked.status) || locked.status === 'terminating') {
+        throw new DomainError('CONFLICT', `instance ${instanceId} is ${locked.status}; there is nothing left to remove`);
+      }
+      const next: Instance = { ...locked, removalScheduledAt: at };
+      await uow.instances.update(next);
+      return next;
+    });
+    const provider = this.providers.get(updated.provider);
+    if (provider && isSelfRemoving(provider) && updated.machineId) {
+      // the sweep removes the machine anyway; the provider's own timer is a second line
+      await (at ? provider.scheduleRemoval(updated.machineId, at) : provider.cancelScheduledRemoval(updated.machineId)).catch(() => undefined);
+    }
+    return updated;
+  }
+
+  /** Ends billing at `at` (refund or final charge), releases the unused commitment, and marks the status. */
+  async endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed'): Promise<Instance> {
+    const cost = status === 'failed' ? 0 : costUntil(instance.rateCentsPerHour, instance.createdAt, at);
+    const settlement = settlementOf(instance, cost, `final:${instance.id}`, at);
+    if (settlement) await this.post(uow, settlement);
+    if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenChain, cost - instance.commitmentCents);
+    const ended: Instance = {
+      ...instance,
+      status,
+      terminatedAt: at,
+      paidUntil: at.getTime() > instance.paidUntil.getTime() ? at : instance.paidUntil,
+      chargedCents: cost,
+      commitmentCents: Math.min(instance.commitmentCents, cost),
+    };
+    await uow.instances.update(ended);
+    return ended;
+  }
+
+  /** Asks the provider to remove a terminating machine; on failure it stays terminating for the sweep. */
+  async removeUpstream(instance: Instance): Promise<Instance> {
+    const provider = this.providers.get(instance.provider);
+    if (!provider || !instance.machineId) return instance; // without a machine id the reconciler finds it by label
+    try {
+      await provider.terminateMachine(instance.machineId);
+    } catch {
+      return instance;
+    }
+    return this.storage.transaction(async (uow) => {
+      const locked = await uow.instances.lock(instance.tenantId, instance.id);
+      if (!locked || locked.status !== 'terminating') return locked ?? instance;
+      const done: Instance = { ...locked, status: 'terminated' };
+      await uow.instances.update(done);
+      return done;
+    });
+  }
+
+  private async launch(provider: Provider, instance: Instance, sshPublicKey: string | null): Promise<Instance> {
+    let machine: Machine;
+    try {
+      machine = await provider.createMachine({ offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, sshPublicKey, image: null });
+    } catch (error) {
+      if (error instanceof ProviderFailure && error.kind === 'rejected') {
+        await this.storage.transaction(async (uow) => {
+          await uow.accounts.lock(instance.tenantId, this.clock.now());
+          const locked = await uow.instances.lock(instance.tenantId, instance.id);
+          if (locked?.status === 'provisioning' && !locked.machineId) await this.endBilling(uow, locked, this.clock.now(), 'failed');
+        });
+        throw new DomainError('CONFLICT', `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`);
+      }
+      // no definite answer: something may run upstream under our label; the reconciler adopts it or refunds
+      return instance;
+    }
+    return this.storage.transaction(async (uow) => {
+      const locked = await uow.instances.lock(instance.tenantId, instance.id);
+      if (!locked || locked.status !== 'provisioning') return locked ?? instance;
+      const updated = this.withMachine({ ...locked, machineId: machine.machineId }, machine);
+      await uow.instances.update(updated);
+      return updated;
+    });
+  }
+
+  private withMachine(instance: Instance, machine: Machine): Instance {
+    const now = this.clock.now();
+    const running = machine.status === 'running';
+    return {
+      ...instance,
+      machineId: instance.machineId ?? machine.machineId,
+      status: running ? 'running' : instance.status,
+      startedAt: running ? (instance.startedAt ?? now) : instance.startedAt,
+      sshHost: machine.sshHost ?? instance.sshHost,
+      sshPort: machine.sshPort ?? instance.sshPort,
+      lastSeenAt: now,
+    };
+  }
+
+  private replay(earlier: Instance, digest: string): Rented {
+    if (earlier.requestDigest !== digest) {
+      throw new DomainError('CONFLICT', `idempotency_key was used for a different request (instance ${earlier.id}); use a new key`);
+    }
+    return { instance: earlier, replayed: true };
+  }
+
+  private async post(uow: UnitOfWork, posting: Parameters<UnitOfWork['ledger']['post']>[0]): Promise<void> {
+    await uow.ledger.post(posting, this.ids.newId('led'));
+  }
+}
+
+function splitNodeId(nodeId: string): [string, string] | [] {
+  const at = nodeId.indexOf(':');
+  return at <= 0 ? [] : [nodeId.slice(0, at), nodeId.slice(at + 1)];
+}

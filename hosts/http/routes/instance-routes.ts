@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import type { RentalService } from '../../../core/rentals/rental-service.ts';
+import type { Instance } from '../../../core/rentals/instance.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
+import { ErrorOut } from '../schemas/common.ts';
+import { InstanceCreate, InstanceIdParams, InstanceOut, ScheduleRemovalRequest, instanceOut } from '../schemas/instances.ts';
+
+const read = { kind: 'bearer', scope: 'read' } as const;
+const rent = { kind: 'bearer', scope: 'rent' } as const;
+const LIST_LIMIT = 500;
+
+export function instanceRoutes(rentals: RentalService): RouteDef[] {
+  const out = (instance: Instance) => instanceOut(instance, rentals.supportedOperations(instance));
+  const action = (path: string, operationId: string, summary: string, run: (tenantId: string, id: string) => Promise<Instance>) =>
+    defineRoute({
+      method: 'post',
+      path,
+      operationId,
+      summary,
+      tags: ['instances'],
+      access: rent,
+      params: InstanceIdParams,
+      responses: [
+        { status: 200, description: 'The instance', schema: InstanceOut },
+        { status: 409, description: 'Not possible in its state, or not supported by its provider', schema: ErrorOut },
+      ],
+      async handle({ caller, params }) {
+        return { status: 200, body: out(await run(caller!.tenantId, params.instance_id)) };
+      },
+    });
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/instances',
+      operationId: 'createInstance',
+      summary: 'Rent a node from GET /v1/gpus; the first hour is charged now',
+      tags: ['instances'],
+      access: rent,
+      body: InstanceCreate,
+      responses: [
+        { status: 201, description: 'Renting: the machine is provisioning (Idempotent-Replayed: true on a retry)', schema: InstanceOut },
+        { status: 402, description: 'Balance short of the first hour, or the spend cap would be exceeded', schema: ErrorOut },
+        { status: 409, description: 'The node is gone, the account is paused, or the idempotency key was used for another request', schema: ErrorOut },
+        { status: 503, description: 'Renting is not open yet, or the provider cannot be reached; nothing charged', schema: ErrorOut },
+      ],
+      async handle({ caller, body }) {
+        const { instance, replayed } = await rentals.rent(caller!, {
+          nodeId: body.node_id,
+          name: body.name ?? null,
+          sshPublicKey: body.ssh_public_key ?? null,
+          terminationHours: body.termination_hours ?? null,
+          idempotencyKey: body.idempotency_key ?? null,
+        });
+        return { status: 201, body: out(instance), ...(replayed && { headers: { 'idempotent-replayed': 'true' } }) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/instances',
+      operationId: 'listInstances',
+      summary: `The tenant's instances, newest first (at most ${LIST_LIMIT})`,
+      tags: ['instances'],
+      access: read,
+      responses: [{ status: 200, description: 'Instances', schema: z.array(InstanceOut) }],
+      async handle({ caller }) {
+        return { status: 200, body: (await rentals.list(caller!.tenantId, LIST_LIMIT)).map(out) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/instances/{instance_id}',
+      operationId: 'getInstance',
+      summary: 'One instance, with its provider asked how a starting or rebooting machine is doing',
+      tags: ['instances'],
+      access: read,
+      params: InstanceIdParams,
+      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }],
+      async handle({ caller, params }) {
+        return { status: 200, body: out(await rentals.get(caller!.tenantId, params.instance_id)) };
+      },
+    }),
+    action('/v1/instances/{instance_id}/terminate', 'terminateInstance', 'Stop and remove the machine; unused time after the first hour is refunded', (t, id) => rentals.terminate(t, id)),
+    action('/v1/instances/{instance_id}/reboot', 'rebootInstance', 'Reboot the machine (409 when its provider cannot)', (t, id) => rentals.reboot(t, id)),
+    defineRoute({
+      method: 'post',
+      path: '/v1/instances/{instance_id}/schedule-removal',
+      operationId: 'scheduleInstanceRemoval',
+      summary: 'Set when the machine removes itself; the last block is charged pro rata',
+      tags: ['instances'],
+      access: rent,
+      params: InstanceIdParams,
+      body: ScheduleRemovalRequest,
+      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }],
+      async handle({ caller, params, body }) {
+        return { status: 200, body: out(await rentals.scheduleRemoval(caller!.tenantId, params.instance_id, body.removal_scheduled_at)) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/instances/{instance_id}/schedule-removal',
+      operationId: 'cancelInstanceRemoval',
+      summary: 'Cancel the scheduled removal',
+      tags: ['instances'],
+      access: rent,
+      params: InstanceIdParams,
+      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }],
+      async handle({ caller, params }) {
+        return { status: 200, body: out(await rentals.scheduleRemoval(caller!.tenantId, params.instance_id, null)) };
+      },
+    }),
+  ];
+}

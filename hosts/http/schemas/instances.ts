@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import type { Instance } from '../../../core/rentals/instance.ts';
+import { dateTime, resourceId } from './common.ts';
+
+const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
+const dateTimeOut = () => z.string().meta({ format: 'date-time' });
+
+export const InstanceCreate = z
+  .strictObject({
+    node_id: z.string().trim().min(3).max(200).meta({ description: 'A node id from GET /v1/gpus, e.g. sandbox:100123.' }),
+    name: z.string().trim().max(200).optional(),
+    ssh_public_key: z
+      .string()
+      .trim()
+      .max(16_384)
+      .regex(/^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/=]+( .*)?$/, 'must be an OpenSSH public key, e.g. "ssh-ed25519 AAAA... you@laptop"')
+      .optional(),
+    termination_hours: z.int().min(1).max(8_760).optional().meta({
+      description: 'Shutdown window: the machine is removed this many hours after creation. Required for a token with a spend cap.',
+    }),
+    idempotency_key: z.string().min(1).max(200).optional().meta({ description: 'Retry with the same key and body to get the same instance, never a second rental.' }),
+  })
+  .meta({ id: 'InstanceCreate' });
+
+export const ScheduleRemovalRequest = z
+  .strictObject({ removal_scheduled_at: dateTime().meta({ description: 'ISO 8601, in the future.' }) })
+  .meta({ id: 'ScheduleRemovalRequest' });
+
+export const InstanceIdParams = z.object({ instance_id: resourceId('ins') });
+
+export const InstanceOut = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    node_id: z.string(),
+    provider: z.string(),
+    name: z.string().nullable(),
+    status: z.enum(['provisioning', 'running', 'rebooting', 'terminating', 'terminated', 'failed']),
+    gpu_type: z.string(),
+    gpu_count: z.int(),
+    rate_cents_per_hour: z.int(),
+    charged_cents: z.int().meta({ description: 'What the rental has cost so far (charges minus refunds).' }),
+    created_at: dateTimeOut(),
+    started_at: dateTimeOut().nullable(),
+    paid_until: dateTimeOut(),
+    removal_scheduled_at: dateTimeOut().nullable(),
+    window_ends_at: dateTimeOut().nullable().meta({ description: 'End of the shutdown window (termination_hours).' }),
+    terminated_at: dateTimeOut().nullable(),
+    ssh_host: z.string().nullable(),
+    ssh_port: z.int().nullable(),
+    idempotency_key: z.string().nullable(),
+    supported_operations: z.array(z.string()),
+  })
+  .meta({ id: 'InstanceOut' });
+
+export const instanceOut = (i: Instance, supportedOperations: string[]): z.input<typeof InstanceOut> => ({
+  id: i.id,
+  tenant_id: i.tenantId,
+  node_id: i.nodeId,
+  provider: i.provider,
+  name: i.name,
+  status: i.status,
+  gpu_type: i.gpuType,
+  gpu_count: i.gpuCount,
+  rate_cents_per_hour: i.rateCentsPerHour,
+  charged_cents: i.chargedCents,
+  created_at: i.createdAt.toISOString(),
+  started_at: isoOrNull(i.startedAt),
+  paid_until: i.paidUntil.toISOString(),
+  removal_scheduled_at: isoOrNull(i.removalScheduledAt),
+  window_ends_at: isoOrNull(i.windowEndsAt),
+  terminated_at: isoOrNull(i.terminatedAt),
+  ssh_host: i.sshHost,
+  ssh_port: i.sshPort,
+  idempotency_key: i.idempotencyKey,
+  supported_operations: supportedOperations,
+});
