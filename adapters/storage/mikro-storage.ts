@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
 import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
 import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
@@ -13,6 +14,7 @@ import { MikroDepositStore } from './stores/deposit-store.ts';
 import { MikroInstanceStore } from './stores/instance-store.ts';
 import { MikroLedgerStore } from './stores/ledger-store.ts';
 import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
+import { MikroSweepStore } from './stores/sweep-store.ts';
 import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
 
@@ -58,11 +60,20 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   ledger: new MikroLedgerStore(em),
   deposits: new MikroDepositStore(em),
   instances: new MikroInstanceStore(em),
+  sweep: new MikroSweepStore(em),
 });
+
+/** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */
+function lockKey(name: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(`gpu-control-plane:${name}`)) hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0x7fffffffffffffffn;
+  return hash.toString();
+}
 
 export class MikroStorage implements Storage {
   readonly orm: MikroORM;
   readonly target: StorageTarget;
+  private readonly running = new Set<string>();
 
   private constructor(orm: MikroORM, target: StorageTarget) {
     this.orm = orm;
@@ -79,6 +90,34 @@ export class MikroStorage implements Storage {
       throw error;
     }
     return new MikroStorage(orm, target);
+  }
+
+  async exclusive<T>(name: string, work: () => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
+    if (this.target.kind === 'pglite') {
+      // a PGlite database belongs to this one process: a flag in memory is the lock
+      if (this.running.has(name)) return { ran: false };
+      this.running.add(name);
+      try {
+        return { ran: true, result: await work() };
+      } finally {
+        this.running.delete(name);
+      }
+    }
+    // a session-level advisory lock needs one connection held for the whole run, outside the pool
+    const client = new pg.Client({ connectionString: this.target.url });
+    await client.connect();
+    try {
+      const key = lockKey(name);
+      const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [key]);
+      if (!rows[0]?.locked) return { ran: false };
+      try {
+        return { ran: true, result: await work() };
+      } finally {
+        await client.query('select pg_advisory_unlock($1)', [key]);
+      }
+    } finally {
+      await client.end();
+    }
   }
 
   transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {

@@ -9,6 +9,11 @@ import type { Token } from '../tenancy/token.ts';
  * everything done through it commits together or not at all. Locks live here, not in the core.
  */
 export interface Storage {
+  /**
+   * Runs `work` only if no other process (or call) is running work under the same name; answers
+   * `{ ran: false }` at once otherwise. On PostgreSQL this is an advisory lock.
+   */
+  exclusive<T>(name: string, work: () => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
   /** Runs read-only `work` outside any transaction. */
@@ -24,6 +29,17 @@ export interface UnitOfWork {
   ledger: LedgerStore;
   deposits: DepositStore;
   instances: InstanceStore;
+  sweep: SweepStore;
+}
+
+/** The billing sweep's set-based steps: each is a few statements, whatever the number of machines. */
+export interface SweepStore {
+  /**
+   * Pays every hourly block that has come due (at most one per instance per call) from each account's
+   * balance, cheapest-in-time first, while the balance covers it; a block that does not fit, and every
+   * later one of that account, stays unpaid (it accrues to owed). Returns how many blocks were paid.
+   */
+  payDueBlocks(now: Date): Promise<number>;
 }
 
 export interface AccountStore {

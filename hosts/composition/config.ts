@@ -14,6 +14,14 @@ export interface ControlPlaneConfig {
   /** The upstream clouds to list and rent from. Default: the sandbox alone. */
   providers?: ProviderSetting[];
   market?: MarketConfig;
+  billing?: BillingConfig;
+}
+
+export interface BillingConfig {
+  /** Run the billing sweep every minute inside this process. Default true; the standalone daemon is the other way. */
+  sweep?: boolean;
+  /** The breaker trips when an account's machines cost more per hour than this; null: no limit. Default 100,000 (1,000 USD). */
+  defaultMaxBurnCentsPerHour?: number | null;
 }
 
 export interface MarketConfig {
@@ -52,6 +60,8 @@ const EnvSchema = z.object({
   RATE_LIMIT_PUBLIC_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+  SWEEP: z.enum(['on', 'off']).default('on'),
+  ACCOUNT_MAX_BURN_USD_PER_HOUR: z.coerce.number().int().min(1).max(10_000_000).default(1_000),
   MARKUP_BPS: z.coerce.number().int().min(0).max(100_000).default(0),
   MARKET_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   RENTALS_OPEN: z.enum(['true', 'false']).optional(),
@@ -97,6 +107,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     logLevel: e.LOG_LEVEL,
     tokenCacheMs: e.TOKEN_CACHE_SECONDS * 1000,
     providers,
+    billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100 },
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

@@ -15,6 +15,8 @@ import { MarketService } from '../../core/market/market-service.ts';
 import { MarketSummaryService } from '../../core/market/summary-service.ts';
 import { BillingService } from '../../core/billing/billing-service.ts';
 import { RentalService } from '../../core/rentals/rental-service.ts';
+import { AccountControl } from '../../core/billing/account-control.ts';
+import { SweepService } from '../../core/billing/sweep.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
@@ -42,6 +44,8 @@ export const TOKENS = {
   marketSummary: 'MarketSummaryService',
   billing: 'BillingService',
   rentals: 'RentalService',
+  accountControl: 'AccountControl',
+  sweep: 'SweepService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -50,6 +54,8 @@ export interface ControlPlaneServices {
   marketSummary: MarketSummaryService;
   billing: BillingService;
   rentals: RentalService;
+  accountControl: AccountControl;
+  sweep: SweepService;
 }
 
 export interface ControlPlane {
@@ -78,6 +84,10 @@ const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
 /** Auto-recharge payments allowed in any rolling 24 hours (DESIGN.md §3); payments arrive in a later issue. */
 const MAX_PAYMENTS_PER_24H = 3;
+/** A rental whose machine no provider ever showed is failed and refunded after this long. */
+const PROVISIONING_DEADLINE_MS = 15 * 60_000;
+/** Runaway protection: an account burning more than $1,000 an hour trips its breaker (configurable). */
+const DEFAULT_MAX_BURN_CENTS_PER_HOUR = 100_000;
 
 function buildProviders(config: ControlPlaneConfig, clock: Clock): { providers: Provider[]; anyReal: boolean } {
   const settings = config.providers ?? [{ name: 'sandbox', config: {} }];
@@ -166,13 +176,45 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  container.register(TOKENS.accountControl, {
+    useFactory: instanceCachingFactory(
+      (c) => new AccountControl({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), rentals: c.resolve<RentalService>(TOKENS.rentals) }),
+    ),
+  });
+  container.register(TOKENS.sweep, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new SweepService({
+          storage: c.resolve<Storage>(TOKENS.storage),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          rentals: c.resolve<RentalService>(TOKENS.rentals),
+          providers: c.resolve<Provider[]>(TOKENS.providers),
+          settings: {
+            provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
+            defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
+          },
+        }),
+    ),
+  });
+
   const services: ControlPlaneServices = {
     tenancy: container.resolve<TenancyService>(TOKENS.tenancy),
     market: container.resolve<MarketService>(TOKENS.market),
     marketSummary: container.resolve<MarketSummaryService>(TOKENS.marketSummary),
     billing: container.resolve<BillingService>(TOKENS.billing),
     rentals: container.resolve<RentalService>(TOKENS.rentals),
+    accountControl: container.resolve<AccountControl>(TOKENS.accountControl),
+    sweep: container.resolve<SweepService>(TOKENS.sweep),
   };
+
+  // The billing sweep, every minute; across processes only one runs at a time (storage.exclusive).
+  const sweepJob =
+    config.billing?.sweep === false
+      ? null
+      : new Cron('30 * * * * *', { protect: true, unref: true, catch: (error) => logger.error({ err: error }, 'billing sweep failed') }, async () => {
+          const report = await services.sweep.run();
+          if (report.ran) logger.info({ sweep: report }, 'billing sweep');
+        });
 
   // Keeps every provider's snapshot warm; `protect` skips a tick while the last one still runs.
   const refreshJob =
@@ -185,8 +227,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const routes: RouteDef[] = [];
   let openApi: object = {};
   routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary),
-    ...billingRoutes(services.billing, { maxPaymentsPer24h: MAX_PAYMENTS_PER_24H }),
-    ...operatorRoutes(services.billing),
+    ...billingRoutes(services.billing, services.accountControl, { maxPaymentsPer24h: MAX_PAYMENTS_PER_24H }),
+    ...operatorRoutes(services.billing, services.accountControl, services.sweep),
     ...instanceRoutes(services.rentals),
   );
   openApi = buildOpenApi(routes);
@@ -207,6 +249,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     container,
     async close() {
       refreshJob?.stop();
+      sweepJob?.stop();
       await storage.close();
       container.clearInstances();
     },

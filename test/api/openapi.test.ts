@@ -42,6 +42,11 @@ const EXPECTED = [
   'POST /v1/instances/{instance_id}/reboot',
   'POST /v1/instances/{instance_id}/schedule-removal',
   'DELETE /v1/instances/{instance_id}/schedule-removal',
+  'POST /v1/billing/stop',
+  'POST /v1/billing/resume',
+  'POST /v1/operator/tenants/{tenant_id}/hold',
+  'POST /v1/operator/tenants/{tenant_id}/resume',
+  'POST /v1/operator/sweep',
 ];
 
 describe('/openapi.json', () => {

@@ -40,6 +40,7 @@ export async function startApi(
       logLevel: 'silent',
       ...config,
       market: { backgroundRefresh: false, ...config.market },
+      billing: { sweep: false, ...config.billing },
     },
     { clock, logger: pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }) },
   );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AccountControl } from '../../../core/billing/account-control.ts';
 import type { BillingService } from '../../../core/billing/billing-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import {
@@ -9,7 +10,10 @@ import {
   DepositOut,
   LedgerEntryOut,
   LedgerQuery,
+  StopCreate,
+  StopOut,
   SummaryQuery,
+  stopOut,
   accountOut,
   balanceOut,
   billingPeriodOut,
@@ -20,8 +24,38 @@ import {
 const billing = { kind: 'bearer', scope: 'billing' } as const;
 
 /** The tenant's own account, under the billing scope: figures, deposits, ledger and summaries. */
-export function billingRoutes(service: BillingService, settings: { maxPaymentsPer24h: number }): RouteDef[] {
+export function billingRoutes(service: BillingService, control: AccountControl, settings: { maxPaymentsPer24h: number }): RouteDef[] {
   return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/billing/stop',
+      operationId: 'emergencyStop',
+      summary: 'Emergency stop: every machine stops at once (disks deleted, volumes kept) and renting pauses',
+      tags: ['billing'],
+      access: billing,
+      body: StopCreate,
+      bodyOptional: true,
+      responses: [{ status: 200, description: 'Stopped', schema: StopOut }],
+      async handle({ caller, body }) {
+        return { status: 200, body: stopOut(await control.stop(caller!.tenantId, body.reason ?? null)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/billing/resume',
+      operationId: 'resumeRentals',
+      summary: 'Reopen renting after an emergency stop, or after a tripped breaker once funds are in (an operator hold: 409)',
+      tags: ['billing'],
+      access: billing,
+      responses: [
+        { status: 200, description: 'The account, renting open', schema: AccountOut },
+        { status: 409, description: 'An operator hold, or no funds available yet' },
+      ],
+      async handle({ caller }) {
+        await control.resume(caller!.tenantId);
+        return { status: 200, body: accountOut(await service.account(caller!.tenantId), settings.maxPaymentsPer24h) };
+      },
+    }),
     defineRoute({
       method: 'get',
       path: '/v1/billing/account',

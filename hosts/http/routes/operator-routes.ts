@@ -1,12 +1,17 @@
 import { z } from 'zod';
+import type { AccountControl } from '../../../core/billing/account-control.ts';
 import type { BillingService } from '../../../core/billing/billing-service.ts';
+import type { SweepService } from '../../../core/billing/sweep.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import {
   ChargeCreate,
   CreditCreate,
   DepositIdParams,
   DepositOut,
+  HoldCreate,
   LedgerEntryOut,
+  SweepOut,
+  sweepOut,
   OperatorAccountOut,
   OperatorDepositsQuery,
   TenantIdParams,
@@ -18,8 +23,50 @@ import {
 const operator = { kind: 'operator' } as const;
 
 /** The back office: every account, fund requests and their decisions, credits and manual charges. */
-export function operatorRoutes(service: BillingService): RouteDef[] {
+export function operatorRoutes(service: BillingService, control: AccountControl, sweep: SweepService): RouteDef[] {
   return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/operator/tenants/{tenant_id}/hold',
+      operationId: 'operatorHold',
+      summary: 'Hold an account: every machine stops at once and only an operator can reopen renting',
+      tags: ['operator'],
+      access: operator,
+      params: TenantIdParams,
+      body: HoldCreate,
+      bodyOptional: true,
+      responses: [{ status: 200, description: 'The account, on hold', schema: OperatorAccountOut }],
+      async handle({ params, body }) {
+        await control.hold(params.tenant_id, body.reason ?? null);
+        return { status: 200, body: operatorAccountOut(await service.operatorAccount(params.tenant_id)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/operator/tenants/{tenant_id}/resume',
+      operationId: 'operatorResume',
+      summary: 'Lift any pause: hold, emergency stop or tripped breaker',
+      tags: ['operator'],
+      access: operator,
+      params: TenantIdParams,
+      responses: [{ status: 200, description: 'The account, renting open', schema: OperatorAccountOut }],
+      async handle({ params }) {
+        await control.operatorResume(params.tenant_id);
+        return { status: 200, body: operatorAccountOut(await service.operatorAccount(params.tenant_id)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/operator/sweep',
+      operationId: 'operatorSweep',
+      summary: 'Run the billing sweep now (it also runs every minute by itself)',
+      tags: ['operator'],
+      access: operator,
+      responses: [{ status: 200, description: 'What the pass did', schema: SweepOut }],
+      async handle() {
+        return { status: 200, body: sweepOut(await sweep.run()) };
+      },
+    }),
     defineRoute({
       method: 'get',
       path: '/v1/operator/accounts',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
 import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
+import type { SweepReport } from '../../../core/billing/sweep.ts';
 import { queryInt, resourceId, usdAmount } from './common.ts';
 
 const MAX_CENTS = 10_000_000; // 100,000 USD in one movement
@@ -204,4 +205,48 @@ export const operatorAccountOut = (view: OperatorAccountView): z.input<typeof Op
   rentals: view.account.pause ? 'paused' : 'open',
   breaker: pauseOut(view),
   pending_deposits: view.pendingDeposits,
+});
+
+export const StopOut = z
+  .object({
+    rentals: z.literal('paused'),
+    pause: PauseOut,
+    terminated: z.array(z.string()).meta({ description: 'Instances stopped by this call (disks deleted, volumes kept).' }),
+  })
+  .meta({ id: 'StopOut' });
+
+export const SweepOut = z
+  .object({
+    ran: z.boolean().meta({ description: 'false: another runner held the sweep, nothing was done.' }),
+    at: dateTimeOut(),
+    blocks_paid: z.int(),
+    removals: z.int(),
+    breakers_tripped: z.int(),
+    adopted: z.int(),
+    failed_provisioning: z.int(),
+    gone_upstream: z.int(),
+    orphans_terminated: z.int(),
+    terminations_retried: z.int(),
+    errors: z.array(z.string()),
+  })
+  .meta({ id: 'SweepOut' });
+
+export const stopOut = (stopped: { pause: { kind: 'emergency_stop' | 'breaker' | 'hold'; reason: string | null; at: Date }; terminated: string[] }): z.input<typeof StopOut> => ({
+  rentals: 'paused',
+  pause: { kind: stopped.pause.kind, reason: stopped.pause.reason, paused_at: stopped.pause.at.toISOString(), tenant_can_resume: stopped.pause.kind !== 'hold' },
+  terminated: stopped.terminated,
+});
+
+export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
+  ran: r.ran,
+  at: r.at.toISOString(),
+  blocks_paid: r.blocksPaid,
+  removals: r.removals,
+  breakers_tripped: r.breakersTripped,
+  adopted: r.adopted,
+  failed_provisioning: r.failedProvisioning,
+  gone_upstream: r.goneUpstream,
+  orphans_terminated: r.orphansTerminated,
+  terminations_retried: r.terminationsRetried,
+  errors: r.errors,
 });

@@ -1,0 +1,73 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { SweepStore } from '../../../core/ports/storage.ts';
+import { num, type Row } from './sql-rows.ts';
+
+/**
+ * One statement pays one due block of every instance that can be paid. Charges follow the one cost
+ * rule (core/billing/charges.ts): cost(t) = ceil(rate * max(60, started minutes) / 60), and a block's
+ * charge is cost(next boundary) - what the instance was charged so far, so the sum always equals cost.
+ */
+const PAY_DUE_BLOCKS = `
+with due as (
+  select i.id, i.tenant_id, i.rate_cents_per_hour as rate, i.created_at, i.paid_until, i.charged_cents,
+         least(i.paid_until + interval '1 hour', coalesce(least(i.removal_scheduled_at, i.window_ends_at), 'infinity'::timestamptz)) as next_until
+    from instances i
+   where i.status in ('provisioning', 'running', 'rebooting')
+     and i.paid_until <= ?
+     and i.paid_until < coalesce(least(i.removal_scheduled_at, i.window_ends_at), 'infinity'::timestamptz)
+),
+priced as (
+  select d.*,
+         (d.rate * greatest(60, ceil(extract(epoch from (d.next_until - d.created_at)) / 60)::bigint) + 59) / 60 - d.charged_cents as charge
+    from due d
+),
+ordered as (
+  select p.*, sum(p.charge) over (partition by p.tenant_id order by p.paid_until, p.id) as running_total
+    from priced p
+),
+payable as (
+  select o.*, a.balance_cents - o.running_total as balance_after
+    from ordered o join accounts a on a.tenant_id = o.tenant_id
+   where o.running_total <= a.balance_cents
+),
+posted as (
+  insert into ledger_entries (id, tenant_id, kind, amount_cents, balance_after_cents, reference, description, unique_key, created_at)
+  select 'led_' || substr(md5('block:' || p.id || ':' || p.paid_until::text), 1, 20), p.tenant_id, 'rental_hour', -p.charge, p.balance_after,
+         p.id, 'hour block', 'block:' || p.id || ':' || p.paid_until::text, ?
+    from payable p
+  on conflict (unique_key) do nothing
+  returning reference, tenant_id, amount_cents
+),
+advanced as (
+  update instances i set paid_until = p.next_until, charged_cents = i.charged_cents + p.charge
+    from payable p join posted on posted.reference = p.id
+   where i.id = p.id
+  returning i.id
+),
+debited as (
+  update accounts a set balance_cents = a.balance_cents + s.total
+    from (select tenant_id, sum(amount_cents) as total from posted group by tenant_id) s
+   where a.tenant_id = s.tenant_id
+  returning a.tenant_id
+)
+select (select count(*) from posted) as paid, (select count(*) from advanced) as advanced, (select count(*) from debited) as accounts`;
+
+export class MikroSweepStore implements SweepStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async payDueBlocks(now: Date): Promise<number> {
+    // lock the accounts first, in a fixed order, so a rental or termination cannot move a balance meanwhile
+    await this.em.execute(
+      `select tenant_id from accounts where tenant_id in (
+         select tenant_id from instances where status in ('provisioning', 'running', 'rebooting') and paid_until <= ?
+       ) order by tenant_id for update`,
+      [now],
+    );
+    const [row] = await this.em.execute<Row[]>(PAY_DUE_BLOCKS, [now, now]);
+    return row ? num(row.paid) : 0;
+  }
+}
