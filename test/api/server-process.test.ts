@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freshPostgres, postgresReachable } from '../support/database.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../hosts/http/main.ts');
+const SWEEP = resolve(import.meta.dirname, '../../hosts/sweep/main.ts');
 
 interface Run {
   code: number | null;
@@ -13,9 +15,9 @@ interface Run {
 }
 
 /** Runs the real entry point (what `npm start` runs) as its own process. */
-function startServer(env: Record<string, string>, onLine?: (line: string, kill: () => void) => void): Promise<Run> {
+function startServer(env: Record<string, string>, onLine?: (line: string, kill: () => void) => void, args: string[] = [MAIN]): Promise<Run> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -70,6 +72,30 @@ describe('the server process', () => {
       expect(run.stdout).toMatch(/embedded PGlite/);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+const onPostgres = await postgresReachable();
+
+describe('the sweep daemon', () => {
+  it('refuses embedded storage, naming DATABASE_URL', async () => {
+    const run = await startServer({ DATABASE_URL: '', DATA_DIR: 'memory://' }, undefined, [SWEEP, '--once']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/DATABASE_URL/);
+  });
+
+  it.runIf(onPostgres)('runs a pass on PostgreSQL and exits', async () => {
+    const database = await freshPostgres();
+    try {
+      const url = database.target.kind === 'postgres' ? database.target.url : '';
+      const run = await startServer({ DATABASE_URL: url, LOG_LEVEL: 'info' }, undefined, [SWEEP, '--once']);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/"msg":"billing sweep"/);
+      expect(run.stdout).toMatch(/"blocksPaid":0/);
+    } finally {
+      await database.drop();
     }
   });
 });

@@ -1,0 +1,47 @@
+import { Cron } from 'croner';
+import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
+import { ConfigError, configFromEnv } from '../composition/config.ts';
+import { createControlPlane } from '../composition/control-plane.ts';
+
+/**
+ * The billing sweep as its own process (`npm run sweep`): every minute, or once with `--once`. It needs
+ * PostgreSQL (DATABASE_URL): an embedded PGlite directory belongs to the server process, which runs the
+ * sweep itself. Several daemons and servers may run; the advisory lock lets one pass run at a time.
+ */
+async function main(): Promise<void> {
+  const config = configFromEnv();
+  if (config.storage.kind !== 'postgres') {
+    throw new ConfigError('the standalone sweep needs DATABASE_URL (PostgreSQL); on embedded PGlite the server runs the sweep itself');
+  }
+  const plane = await createControlPlane({ ...config, billing: { ...config.billing, sweep: false }, market: { ...config.market, backgroundRefresh: false } });
+  plane.logger.info({ storage: describeTarget(config.storage) }, 'billing sweep daemon started');
+  const pass = async () => {
+    const report = await plane.services.sweep.run();
+    plane.logger.info({ sweep: report }, report.ran ? 'billing sweep' : 'billing sweep skipped: another runner holds it');
+  };
+
+  if (process.argv.includes('--once')) {
+    await pass();
+    await plane.close();
+    return;
+  }
+  const job = new Cron('30 * * * * *', { protect: true, catch: (error) => plane.logger.error({ err: error }, 'billing sweep failed') }, pass);
+  const stop = async (signal: string) => {
+    plane.logger.info({ signal }, 'stopping the sweep daemon after the pass in flight');
+    job.stop();
+    while (job.isBusy()) await new Promise((resolve) => setTimeout(resolve, 100));
+    await plane.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  console.error('billing sweep failed:', error);
+  process.exit(1);
+});
