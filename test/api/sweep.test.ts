@@ -134,6 +134,32 @@ describe('the billing sweep', () => {
     expect(seen).not.toBeNull();
   });
 
+  it('a crash between charging and calling the provider: after the deadline the sweep fails the rental and refunds it', async () => {
+    const tenant = await world.fundedTenant(100);
+    const [node] = await world.offers((o) => o.rate >= 60 && o.rate <= 400);
+    const original = world.sandbox.createMachine.bind(world.sandbox);
+    world.sandbox.createMachine = async () => {
+      throw new Error('the process died before the provider was called');
+    };
+    let rented;
+    try {
+      rented = (await world.rent(tenant.token, { node_id: node!.id })).body;
+    } finally {
+      world.sandbox.createMachine = original;
+    }
+    expect(rented).toMatchObject({ status: 'provisioning', charged_cents: node!.rate });
+    expect(world.sandbox.cloud.listMachines().some((m) => m.label === rented.id)).toBe(false);
+    world.clock.advance(5 * 60_000);
+    await sweep();
+    expect((await get(tenant.token, rented.id)).status).toBe('provisioning'); // still within the deadline
+    world.clock.advance(11 * 60_000);
+    await sweep();
+    expect(await get(tenant.token, rented.id)).toMatchObject({ status: 'failed', charged_cents: 0 });
+    expect((await world.balance(tenant.token)).balance_cents).toBe(10_000);
+    await sweep();
+    expect((await world.balance(tenant.token)).balance_cents).toBe(10_000);
+  });
+
   it('an emergency stop halts everything at once; resume reopens renting', async () => {
     const tenant = await world.fundedTenant(100);
     const nodes = await world.offers((o) => o.rate >= 60 && o.rate <= 400);

@@ -1,0 +1,137 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
+
+/**
+ * A model-based test of one account over real HTTP: random sequences of deposits, credits, rentals,
+ * terminations, removals, sweeps, stops, holds and clock moves. After every step the books must hold.
+ */
+let world: RentalWorld;
+let nodeIds: string[];
+beforeAll(async () => {
+  world = await rentalWorld({}, { sandbox: { offers: 2_000 } });
+  nodeIds = (await world.offers((o) => o.rate >= 30 && o.rate <= 400 && o.available > 0)).map((o) => o.id);
+});
+afterAll(() => world.close());
+
+interface Model {
+  instances: string[];
+}
+
+interface Real {
+  token: string;
+  tenantId: string;
+  seen: Map<string, string>;
+}
+
+async function checkBooks(real: Real, afterSweep: boolean): Promise<void> {
+  const { api } = world;
+  const ledger: any[] = (await api.call('GET', '/v1/billing/ledger?limit=1000', { token: real.token })).body;
+  const account = (await api.call('GET', '/v1/billing/account', { token: real.token })).body;
+  // the ledger sums to the balance
+  expect(ledger.reduce((s, e) => s + e.amount_cents, 0)).toBe(account.balance_cents);
+  // no entry ever changes
+  for (const entry of ledger) {
+    const text = JSON.stringify(entry);
+    const before = real.seen.get(entry.id);
+    if (before !== undefined) expect(text).toBe(before);
+    real.seen.set(entry.id, text);
+  }
+  expect(ledger.length).toBe(real.seen.size);
+  // nothing is charged twice: an instance's entries are exactly what it says it cost
+  const instances: any[] = (await api.call('GET', '/v1/instances', { token: real.token })).body;
+  for (const instance of instances) {
+    const entries = ledger.filter((e) => e.reference === instance.id);
+    expect(-entries.reduce((s, e) => s + e.amount_cents, 0)).toBe(instance.charged_cents);
+    if (instance.status === 'terminated') {
+      const minutes = Math.ceil((Date.parse(instance.terminated_at) - Date.parse(instance.created_at)) / 60_000);
+      expect(instance.charged_cents).toBe(Math.ceil((instance.rate_cents_per_hour * Math.max(60, minutes)) / 60));
+    }
+    if (instance.status === 'failed') expect(instance.charged_cents).toBe(0);
+  }
+  // no machine runs unpaid once a sweep has seen the funds gone
+  if (afterSweep && account.running_machines > 0) expect(account.owed_cents > 0 && account.available_cents <= 0).toBe(false);
+}
+
+type Cmd = fc.AsyncCommand<Model, Real>;
+
+const command = (name: string, check: (m: Model) => boolean, run: (m: Model, r: Real) => Promise<boolean | void>): Cmd => ({
+  check,
+  async run(m, r) {
+    const sweep = await run(m, r);
+    await checkBooks(r, sweep === true);
+  },
+  toString: () => name,
+});
+
+const credit = (usd: number) => command(`credit(${usd})`, () => true, async (_m, r) => {
+  await world.api.call('POST', `/v1/operator/tenants/${r.tenantId}/credit`, { headers: OPERATOR, body: { amount_usd: usd, reason: 'model' } });
+});
+const depositConfirmed = (usd: number) => command(`deposit(${usd})`, () => true, async (_m, r) => {
+  const d = await world.api.call('POST', '/v1/billing/deposits', { token: r.token, body: { amount_usd: usd } });
+  await world.api.call('POST', `/v1/billing/deposits/${d.body.id}/confirm`, { headers: OPERATOR });
+});
+const rent = (pick: number, hours: number | null) => command(`rent(${pick}, ${hours})`, () => true, async (m, r) => {
+  const node = nodeIds[pick % nodeIds.length]!;
+  const res = await world.rent(r.token, { node_id: node, ...(hours && { termination_hours: hours }) });
+  expect([201, 402, 409]).toContain(res.status);
+  if (res.status === 201) m.instances.push(res.body.id);
+});
+const terminate = (k: number) => command(`terminate(${k})`, (m) => m.instances.length > 0, async (m, r) => {
+  const id = m.instances[k % m.instances.length]!;
+  expect((await world.api.call('POST', `/v1/instances/${id}/terminate`, { token: r.token })).status).toBe(200);
+});
+const schedule = (k: number, minutes: number) => command(`schedule(${k}, ${minutes})`, (m) => m.instances.length > 0, async (m, r) => {
+  const id = m.instances[k % m.instances.length]!;
+  const at = new Date(world.clock.now().getTime() + minutes * 60_000).toISOString();
+  const res = await world.api.call('POST', `/v1/instances/${id}/schedule-removal`, { token: r.token, body: { removal_scheduled_at: at } });
+  expect([200, 409]).toContain(res.status);
+});
+const sweep = () => command('sweep', () => true, async () => {
+  expect((await world.api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
+  return true;
+});
+const stop = () => command('stop', () => true, async (_m, r) => {
+  expect((await world.api.call('POST', '/v1/billing/stop', { token: r.token })).status).toBe(200);
+});
+const resume = () => command('resume', () => true, async (_m, r) => {
+  expect([200, 409]).toContain((await world.api.call('POST', '/v1/billing/resume', { token: r.token })).status);
+});
+const hold = () => command('hold', () => true, async (_m, r) => {
+  expect((await world.api.call('POST', `/v1/operator/tenants/${r.tenantId}/hold`, { headers: OPERATOR })).status).toBe(200);
+});
+const lift = () => command('operator resume', () => true, async (_m, r) => {
+  expect((await world.api.call('POST', `/v1/operator/tenants/${r.tenantId}/resume`, { headers: OPERATOR })).status).toBe(200);
+});
+const advance = (minutes: number) => command(`advance(${minutes}m)`, () => true, async () => {
+  world.clock.advance(minutes * 60_000);
+});
+
+const commands = [
+  fc.integer({ min: 1, max: 30 }).map(credit),
+  fc.integer({ min: 1, max: 30 }).map(depositConfirmed),
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => rent(p, h)),
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => rent(p, h)),
+  fc.nat().map(terminate),
+  fc.tuple(fc.nat(), fc.integer({ min: 1, max: 240 })).map(([k, m]) => schedule(k, m)),
+  fc.constant(null).map(sweep),
+  fc.constant(null).map(sweep),
+  fc.constant(null).map(stop),
+  fc.constant(null).map(resume),
+  fc.constant(null).map(hold),
+  fc.constant(null).map(lift),
+  fc.integer({ min: 1, max: 150 }).map(advance),
+];
+
+describe('one account under any sequence of operations', () => {
+  it('keeps its books: the ledger sums to the balance, entries never change, nothing is charged twice', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), async (cmds) => {
+        const tenant = await world.fundedTenant(5);
+        const real: Real = { token: tenant.token, tenantId: tenant.tenantId, seen: new Map() };
+        await fc.asyncModelRun(() => ({ model: { instances: [] }, real }), cmds);
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+});
