@@ -36,7 +36,7 @@ export const billedNow = (instances: readonly Instance[]): Instance[] =>
  * through the running machines' block boundaries in time order until the available funds no longer
  * cover the block due.
  */
-export function accountFigures(balanceCents: Cents, liveInstances: readonly Instance[], now: Date): AccountFigures {
+export function accountFigures(balanceCents: Cents, liveInstances: readonly Instance[], now: Date, options: { stopsAt?: boolean } = {}): AccountFigures {
   const running = billedNow(liveInstances);
   const owedCents = running.reduce((sum, i) => sum + owedBy(i, now), 0);
   const availableCents = balanceCents - owedCents;
@@ -51,7 +51,7 @@ export function accountFigures(balanceCents: Cents, liveInstances: readonly Inst
     owedCents,
     availableCents,
     burnCentsPerHour,
-    stopsAt: running.length === 0 || paidToRemoval ? null : stopsAt(availableCents, running, now),
+    stopsAt: running.length === 0 || paidToRemoval || options.stopsAt === false ? null : stopsAt(availableCents, running, now),
     paidToRemoval,
     runningMachines: running.length,
   };
@@ -65,6 +65,10 @@ export function stopsAt(availableCents: Cents, running: readonly Instance[], now
     .filter((s) => s.removal === null || s.paidUntil.getTime() < s.removal.getTime());
   let funds = availableCents + running.reduce((sum, i) => sum + owedBy(i, now), 0); // owed is paid from these same funds below
   const horizon = now.getTime() + HORIZON_MS;
+  // enough to run every machine to the horizon and beyond: no need to walk a year of blocks
+  const hoursAhead = Math.ceil(HORIZON_MS / 3_600_000) + 2;
+  const upperBound = running.reduce((sum, i) => sum + i.rateCentsPerHour * hoursAhead + owedBy(i, now), 0);
+  if (funds >= upperBound) return null;
   for (let step = 0; step < MAX_STEPS && queue.length > 0; step++) {
     let next = 0;
     for (let k = 1; k < queue.length; k++) if (queue[k]!.paidUntil.getTime() < queue[next]!.paidUntil.getTime()) next = k;

@@ -75,13 +75,12 @@ export class SweepService {
   /** Removals whose time has come: billing ends at the removal time, the last block pro rata. */
   private async executeRemovals(report: SweepReport): Promise<void> {
     const now = this.clock.now();
-    const live = await this.storage.read((uow) => uow.instances.allLive());
-    for (const due of billedNow(live)) {
-      const at = removalAt(due);
-      if (!at || at.getTime() > now.getTime()) continue;
+    const due = await this.storage.read((uow) => uow.instances.dueForRemoval(now));
+    for (const instance of due) {
+      const at = removalAt(instance)!;
       const ended = await this.storage.transaction(async (uow) => {
-        await uow.accounts.lock(due.tenantId, now);
-        const locked = await uow.instances.lock(due.tenantId, due.id);
+        await uow.accounts.lock(instance.tenantId, now);
+        const locked = await uow.instances.lock(instance.tenantId, instance.id);
         if (!locked || (locked.status !== 'provisioning' && locked.status !== 'running' && locked.status !== 'rebooting')) return null;
         return this.rentals.endBilling(uow, locked, at, 'terminating');
       });
@@ -95,13 +94,11 @@ export class SweepService {
   /** Accounts whose funds ran out under running machines, or that burn beyond their maximum. */
   private async tripBreakers(report: SweepReport): Promise<void> {
     const now = this.clock.now();
-    const { live, accounts } = await this.storage.read(async (uow) => ({ live: await uow.instances.allLive(), accounts: await uow.accounts.list() }));
-    const byTenant = new Map<string, Instance[]>();
-    for (const instance of live) byTenant.set(instance.tenantId, [...(byTenant.get(instance.tenantId) ?? []), instance]);
-    for (const account of accounts) {
-      const instances = byTenant.get(account.tenantId);
-      if (!instances || billedNow(instances).length === 0) continue;
-      const figures = accountFigures(account.balanceCents, instances, now);
+    const candidates = await this.storage.read((uow) => uow.sweep.breakerCandidates(now, this.settings.defaultMaxBurnCentsPerHour));
+    for (const tenantId of candidates) {
+      const { account, instances } = await this.storage.read(async (uow) => ({ account: await uow.accounts.get(tenantId), instances: await uow.instances.live(tenantId) }));
+      if (!account || billedNow(instances).length === 0) continue;
+      const figures = accountFigures(account.balanceCents, instances, now, { stopsAt: false });
       const maxBurn = account.maxBurnCentsPerHour ?? this.settings.defaultMaxBurnCentsPerHour;
       const exhausted = figures.owedCents > 0 && figures.availableCents <= 0;
       const runaway = maxBurn !== null && figures.burnCentsPerHour > maxBurn;
@@ -110,10 +107,10 @@ export class SweepService {
         ? `funds exhausted: ${figures.owedCents} cents owed, ${figures.availableCents} available`
         : `burn ${figures.burnCentsPerHour} cents/hour over the maximum of ${maxBurn}`;
       await this.storage.transaction(async (uow) => {
-        const locked = await uow.accounts.lock(account.tenantId, now);
-        if (locked && !locked.pause) await uow.accounts.setPause(account.tenantId, { kind: 'breaker', reason, at: now });
+        const locked = await uow.accounts.lock(tenantId, now);
+        if (locked && !locked.pause) await uow.accounts.setPause(tenantId, { kind: 'breaker', reason, at: now });
       });
-      await this.rentals.terminateAll(account.tenantId);
+      await this.rentals.terminateAll(tenantId);
       report.breakersTripped++;
     }
   }
@@ -132,7 +129,14 @@ export class SweepService {
       const ours = live.filter((instance) => instance.provider === provider.name);
       const byLabel = new Map(machines.filter((m) => m.label).map((m) => [m.label!, m]));
       const known = new Set(ours.map((instance) => instance.id));
-      for (const instance of ours) await this.reconcileOne(provider, instance, byLabel.get(instance.id) ?? null, report);
+      const seen: string[] = [];
+      for (const instance of ours) {
+        const machine = byLabel.get(instance.id) ?? null;
+        // the common case, a running machine still there: recorded for all of them in one statement
+        if (machine && instance.status === 'running' && instance.machineId === machine.machineId && machine.status === 'running') seen.push(instance.id);
+        else await this.reconcileOne(provider, instance, machine, report);
+      }
+      await this.storage.transaction((uow) => uow.sweep.markSeen(seen, this.clock.now()));
       for (const machine of machines) {
         if (!machine.label || !OUR_LABEL.test(machine.label) || known.has(machine.label)) continue;
         if (machine.status === 'terminated') continue;

@@ -40,6 +40,13 @@ export interface SweepStore {
    * later one of that account, stays unpaid (it accrues to owed). Returns how many blocks were paid.
    */
   payDueBlocks(now: Date): Promise<number>;
+  /**
+   * Tenants that may need their breaker tripped: a billed machine past its paid time (funds may be
+   * exhausted), or machines that together burn more than the account's maximum (or `defaultMaxBurn`).
+   */
+  breakerCandidates(now: Date, defaultMaxBurnCentsPerHour: number | null): Promise<string[]>;
+  /** Records that the providers still show these instances' machines (one statement for all). */
+  markSeen(instanceIds: readonly string[], at: Date): Promise<void>;
 }
 
 export interface AccountStore {
@@ -90,6 +97,8 @@ export interface InstanceStore {
   live(tenantId: string): Promise<Instance[]>;
   /** Live instances of every tenant. */
   allLive(): Promise<Instance[]>;
+  /** Billed instances whose scheduled removal or window end is at or before `now`. */
+  dueForRemoval(now: Date): Promise<Instance[]>;
   update(instance: Instance): Promise<void>;
 }
 

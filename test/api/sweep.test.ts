@@ -195,3 +195,39 @@ describe('the billing sweep', () => {
     expect((await world.api.call('POST', '/v1/operator/sweep', { token: tenant.token })).status).toBe(401);
   });
 });
+
+describe('runaway protection and settling what is owed', () => {
+  it('trips the breaker when the machines burn more per hour than the maximum', async () => {
+    const capped = await rentalWorld({ billing: { defaultMaxBurnCentsPerHour: 300 } });
+    try {
+      const tenant = await capped.fundedTenant(100);
+      const [a, b] = await capped.offers((o) => o.rate >= 160 && o.rate <= 290);
+      await capped.rent(tenant.token, { node_id: a!.id });
+      let report = (await capped.api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).body;
+      expect(report.breakers_tripped).toBe(0); // one machine is within the maximum
+      await capped.rent(tenant.token, { node_id: b!.id });
+      report = (await capped.api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).body;
+      expect(report.breakers_tripped).toBe(1);
+      const account = (await capped.api.call('GET', '/v1/billing/account', { token: tenant.token })).body;
+      expect(account).toMatchObject({ rentals: 'paused', running_machines: 0, pause: { kind: 'breaker', reason: expect.stringMatching(/burn/) } });
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('a machine running on credit is paid up by the next sweep once funds arrive', async () => {
+    const nodes = await world.offers((o) => o.rate >= 100 && o.rate <= 400);
+    const node = nodes[9]!;
+    const tenant = await world.fundedTenant(((node.rate * 1.5) / 100).toFixed(2));
+    const instance = (await world.rent(tenant.token, { node_id: node.id })).body;
+    const start = world.clock.now().getTime();
+    world.clock.set(new Date(start + HOUR + 10 * 60_000));
+    await sweep();
+    const onCredit = await world.balance(tenant.token);
+    expect(onCredit.owed_cents).toBe(cost(node.rate, 70) - node.rate);
+    await world.api.call('POST', `/v1/operator/tenants/${tenant.tenantId}/credit`, { headers: OPERATOR, body: { amount_usd: 50, reason: 'top up' } });
+    await sweep();
+    expect(await world.balance(tenant.token)).toMatchObject({ owed_cents: 0, balance_cents: Math.round(node.rate * 1.5) + 5_000 - 2 * node.rate });
+    expect((await get(tenant.token, instance.id)).paid_until).toBe(new Date(start + 2 * HOUR).toISOString());
+  });
+});

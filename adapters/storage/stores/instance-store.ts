@@ -88,6 +88,16 @@ export class MikroInstanceStore implements InstanceStore {
     return rows.map(toInstance);
   }
 
+  async dueForRemoval(now: Date): Promise<Instance[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${SELECT} from instances
+        where status in ('provisioning', 'running', 'rebooting') and least(removal_scheduled_at, window_ends_at) <= ?
+        order by tenant_id, id`,
+      [now],
+    );
+    return rows.map(toInstance);
+  }
+
   async update(i: Instance): Promise<void> {
     await this.em.execute(
       `update instances set status = ?, started_at = ?, paid_until = ?, removal_scheduled_at = ?, window_ends_at = ?, terminated_at = ?,

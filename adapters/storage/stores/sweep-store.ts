@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { SweepStore } from '../../../core/ports/storage.ts';
-import { num, type Row } from './sql-rows.ts';
+import { num, textArray, type Row } from './sql-rows.ts';
 
 /**
  * One statement pays one due block of every instance that can be paid. Charges follow the one cost
@@ -69,5 +69,24 @@ export class MikroSweepStore implements SweepStore {
     );
     const [row] = await this.em.execute<Row[]>(PAY_DUE_BLOCKS, [now, now]);
     return row ? num(row.paid) : 0;
+  }
+
+  async breakerCandidates(now: Date, defaultMaxBurnCentsPerHour: number | null): Promise<string[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select distinct tenant_id from instances
+        where status in ('provisioning', 'running', 'rebooting') and paid_until < ?
+       union
+       select i.tenant_id from instances i join accounts a on a.tenant_id = i.tenant_id
+        where i.status in ('provisioning', 'running', 'rebooting')
+        group by i.tenant_id, a.max_burn_cents_per_hour
+       having sum(i.rate_cents_per_hour) > coalesce(a.max_burn_cents_per_hour, ?::bigint, 9223372036854775807)`,
+      [now, defaultMaxBurnCentsPerHour],
+    );
+    return rows.map((row) => String(row.tenant_id)).sort();
+  }
+
+  async markSeen(instanceIds: readonly string[], at: Date): Promise<void> {
+    if (instanceIds.length === 0) return;
+    await this.em.execute(`update instances set last_seen_at = ? where id = any(?::text[])`, [at, textArray(instanceIds)]);
   }
 }
