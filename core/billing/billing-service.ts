@@ -3,6 +3,7 @@ import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids } from '../ports/ids.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import type { Instance } from '../rentals/instance.ts';
 import type { Account, Deposit, DepositStatus, LedgerEntry } from './account.ts';
 import { accountFigures, type AccountFigures } from './account-view.ts';
 import { billingPeriods, type BillingPeriod, type Granularity } from './periods.ts';
@@ -75,9 +76,15 @@ export class BillingService {
       const pending = await uow.deposits.pendingCounts();
       const live = await uow.instances.allLive();
       const now = this.clock.now();
+      const byTenant = new Map<string, Instance[]>();
+      for (const instance of live) {
+        const list = byTenant.get(instance.tenantId);
+        if (list) list.push(instance);
+        else byTenant.set(instance.tenantId, [instance]);
+      }
       return accounts.map((account) => ({
         account,
-        figures: accountFigures(account.balanceCents, live.filter((i) => i.tenantId === account.tenantId), now),
+        figures: accountFigures(account.balanceCents, byTenant.get(account.tenantId) ?? [], now, { stopsAt: false }),
         pendingDeposits: pending.get(account.tenantId) ?? 0,
       }));
     });

@@ -95,6 +95,8 @@ export interface InstanceStore {
   list(tenantId: string, limit: number): Promise<Instance[]>;
   /** Instances that may exist upstream (provisioning, running, rebooting, terminating) of one tenant. */
   live(tenantId: string): Promise<Instance[]>;
+  /** The tenant's billed instances running past their paid time (the only ones that owe anything). */
+  overdue(tenantId: string, now: Date): Promise<Instance[]>;
   /** Live instances of every tenant. */
   allLive(): Promise<Instance[]>;
   /** Billed instances whose scheduled removal or window end is at or before `now`. */

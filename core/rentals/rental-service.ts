@@ -128,7 +128,8 @@ export class RentalService {
       if (maxHours !== null && request.terminationHours !== null && request.terminationHours > maxHours) {
         throw invalidInput(['body', 'termination_hours'], `at most ${maxHours} for this token`);
       }
-      const figures = accountFigures(account.balanceCents, await uow.instances.live(caller.tenantId), now);
+      // only machines past their paid time owe anything, so they alone decide what is available
+      const figures = accountFigures(account.balanceCents, await uow.instances.overdue(caller.tenantId, now), now, { stopsAt: false });
       if (figures.availableCents < rate) {
         throw new DomainError('INSUFFICIENT_FUNDS', `the first hour costs ${rate} cents and ${figures.availableCents} are available; add funds first`);
       }

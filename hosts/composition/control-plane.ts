@@ -226,7 +226,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
 
   const routes: RouteDef[] = [];
   let openApi: object = {};
-  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary),
+  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary, services.rentals),
     ...billingRoutes(services.billing, services.accountControl, { maxPaymentsPer24h: MAX_PAYMENTS_PER_24H }),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
     ...instanceRoutes(services.rentals),

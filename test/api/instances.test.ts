@@ -267,3 +267,20 @@ describe('renting closed', () => {
     }
   });
 });
+
+describe('the marketplace lists the tenant\'s recent instances', () => {
+  it('newest first, at most recent_limit, only the caller\'s', async () => {
+    const { token } = await world.fundedTenant(100);
+    const other = await world.fundedTenant(100);
+    const nodes = await world.offers((o) => o.rate < 500);
+    const ids: string[] = [];
+    for (const node of nodes.slice(40, 43)) {
+      ids.push((await world.rent(token, { node_id: node.id })).body.id);
+      world.clock.advance(1_000);
+    }
+    await world.rent(other.token, { node_id: nodes[44]!.id });
+    const res = await world.api.call('GET', '/v1/marketplace?recent_limit=2', { token });
+    expect(res.body.recent_instances.map((i: any) => i.id)).toEqual([ids[2], ids[1]]);
+    expect(res.body.recent_instances[0]).toMatchObject({ provider: 'sandbox', status: 'provisioning', rate_cents_per_hour: expect.any(Number) });
+  });
+});

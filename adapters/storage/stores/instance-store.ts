@@ -83,6 +83,14 @@ export class MikroInstanceStore implements InstanceStore {
     return rows.map(toInstance);
   }
 
+  async overdue(tenantId: string, now: Date): Promise<Instance[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${SELECT} from instances where tenant_id = ? and status in ('provisioning', 'running', 'rebooting') and paid_until < ? order by created_at, id`,
+      [tenantId, now],
+    );
+    return rows.map(toInstance);
+  }
+
   async allLive(): Promise<Instance[]> {
     const rows = await this.em.execute<Row[]>(`select ${SELECT} from instances where ${LIVE} order by tenant_id, created_at, id`);
     return rows.map(toInstance);

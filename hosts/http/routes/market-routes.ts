@@ -1,5 +1,6 @@
 import type { MarketService } from '../../../core/market/market-service.ts';
 import type { MarketNode } from '../../../core/market/node.ts';
+import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
@@ -16,7 +17,7 @@ import {
   toMarketFilter,
 } from '../schemas/market.ts';
 
-export function marketRoutes(market: MarketService, summary: MarketSummaryService): RouteDef[] {
+export function marketRoutes(market: MarketService, summary: MarketSummaryService, rentals: RentalService): RouteDef[] {
   // The market caches its answers per snapshot; their JSON is kept beside them, made once per answer.
   const serialized = new WeakMap<readonly MarketNode[], string>();
   const nodesJson = (nodes: readonly MarketNode[]): string => {
@@ -61,14 +62,23 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       access: { kind: 'bearer', scope: null },
       query: MarketplaceQuery,
       responses: [{ status: 200, description: 'The marketplace', schema: MarketplaceOut }],
-      async handle({ query }) {
+      async handle({ query, caller }) {
         const result = await market.marketplace(toMarketFilter(query));
+        const recent = await rentals.list(caller!.tenantId, query.recent_limit);
         return {
           status: 200,
           body: {
             groups: result.groups.map(marketGroupOut),
-            // No instance can exist before rentals land: the tenant's history is empty until then.
-            recent_instances: [],
+            recent_instances: recent.map((i) => ({
+              id: i.id,
+              node_id: i.nodeId,
+              provider: i.provider,
+              gpu_type: i.gpuType,
+              gpu_count: i.gpuCount,
+              status: i.status,
+              rate_cents_per_hour: i.rateCentsPerHour,
+              created_at: i.createdAt.toISOString(),
+            })),
             providers: result.providers.map(statusOut),
             ignored_filters: result.ignoredFilters,
           },
