@@ -10,6 +10,7 @@ import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
 import { MikroAccountStore } from './stores/account-store.ts';
+import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
 import { MikroInstanceStore } from './stores/instance-store.ts';
 import { MikroLedgerStore } from './stores/ledger-store.ts';
@@ -61,6 +62,7 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   deposits: new MikroDepositStore(em),
   instances: new MikroInstanceStore(em),
   sweep: new MikroSweepStore(em),
+  autoRecharges: new MikroAutoRechargeStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

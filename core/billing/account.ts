@@ -8,6 +8,21 @@ export interface Pause {
   at: Date;
 }
 
+export interface CardOnFile {
+  paymentMethodId: string;
+  brand: string;
+  last4: string;
+}
+
+export interface AutoRecharge {
+  enabled: boolean;
+  thresholdCents: Cents;
+  amountCents: Cents;
+  lastError: string | null;
+  /** After a failed payment: no further attempt until the tenant updates auto-recharge or saves a card. */
+  suspended: boolean;
+}
+
 export interface Account {
   tenantId: string;
   /** The sum of the tenant's ledger entries. */
@@ -16,6 +31,21 @@ export interface Account {
   pause: Pause | null;
   /** Runaway protection: the breaker trips when the running machines cost more per hour; null: the default. */
   maxBurnCentsPerHour: Cents | null;
+  /** The payment processor's customer for this tenant. */
+  paymentCustomerId: string | null;
+  card: CardOnFile | null;
+  autoRecharge: AutoRecharge;
+}
+
+export type AutoRechargePaymentStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface AutoRechargePayment {
+  id: string;
+  tenantId: string;
+  amountCents: Cents;
+  status: AutoRechargePaymentStatus;
+  error: string | null;
+  createdAt: Date;
 }
 
 export type LedgerKind = 'deposit' | 'credit' | 'rental_hour' | 'usage' | 'refund' | 'charge' | 'auto_recharge';
@@ -57,4 +87,6 @@ export interface Deposit {
   reason: string | null;
   createdAt: Date;
   decidedAt: Date | null;
+  /** The card processor's checkout session, for a checkout deposit. */
+  sessionId: string | null;
 }

@@ -47,6 +47,7 @@ export class BillingService {
       reason: null,
       createdAt: this.clock.now(),
       decidedAt: null,
+      sessionId: null,
     };
     await this.storage.transaction(async (uow) => {
       await this.lockAccount(uow, tenantId);
@@ -115,7 +116,7 @@ export class BillingService {
     return this.storage.transaction(async (uow) => {
       await this.lockAccount(uow, tenantId);
       const now = this.clock.now();
-      const deposit: Deposit = { id: this.ids.newId('dep'), tenantId, kind: 'credit', status: 'confirmed', amountCents, reference: null, reason, createdAt: now, decidedAt: now };
+      const deposit: Deposit = { id: this.ids.newId('dep'), tenantId, kind: 'credit', status: 'confirmed', amountCents, reference: null, reason, createdAt: now, decidedAt: now, sessionId: null };
       await uow.deposits.add(deposit);
       await this.post(uow, { tenantId, kind: 'credit', amountCents, reference: deposit.id, description: reason, uniqueKey: `deposit:${deposit.id}`, at: now });
       return deposit;

@@ -1,4 +1,4 @@
-import type { Account, Deposit, DepositStatus, LedgerEntry, LedgerPosting, Pause } from '../billing/account.ts';
+import type { Account, AutoRecharge, AutoRechargePayment, CardOnFile, Deposit, DepositStatus, LedgerEntry, LedgerPosting, Pause } from '../billing/account.ts';
 import type { MarketSummary } from '../market/summary.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
@@ -30,6 +30,21 @@ export interface UnitOfWork {
   deposits: DepositStore;
   instances: InstanceStore;
   sweep: SweepStore;
+  autoRecharges: AutoRechargeStore;
+}
+
+export interface AutoRechargeStore {
+  /** Accounts with auto-recharge on, a card saved, not suspended, and a balance under the threshold. */
+  candidates(): Promise<string[]>;
+  /** Attempts that charged the card (or may have: pending) since `since`. */
+  countSince(tenantId: string, since: Date): Promise<number>;
+  /** Adds a pending attempt; false when the account already has one pending (another sweep is paying). */
+  claim(payment: AutoRechargePayment): Promise<boolean>;
+  decide(paymentId: string, status: 'succeeded' | 'failed', error: string | null, at: Date): Promise<void>;
+  /** Attempts still waiting for the processor's answer, oldest first. */
+  pending(): Promise<AutoRechargePayment[]>;
+  /** Newest first. */
+  list(tenantId: string, limit: number): Promise<AutoRechargePayment[]>;
 }
 
 /** The billing sweep's set-based steps: each is a few statements, whatever the number of machines. */
@@ -55,6 +70,9 @@ export interface AccountStore {
   /** The tenant's account without a lock; an account never used reads as empty and open. */
   get(tenantId: string): Promise<Account | null>;
   setPause(tenantId: string, pause: Pause | null): Promise<void>;
+  /** The processor's customer and the card saved on it (null forgets the card). */
+  setCard(tenantId: string, customerId: string | null, card: CardOnFile | null): Promise<void>;
+  setAutoRecharge(tenantId: string, settings: AutoRecharge): Promise<void>;
   /** Every account, oldest tenant first. */
   list(): Promise<Account[]>;
 }
@@ -77,6 +95,9 @@ export interface DepositStore {
   lock(depositId: string): Promise<Deposit | null>;
   get(depositId: string): Promise<Deposit | null>;
   decide(depositId: string, status: DepositStatus, at: Date): Promise<void>;
+  attachSession(depositId: string, sessionId: string): Promise<void>;
+  /** The checkout deposit of a processor session, locked until the transaction ends. */
+  lockBySession(sessionId: string): Promise<Deposit | null>;
   /** The tenant's, newest first. */
   listForTenant(tenantId: string): Promise<Deposit[]>;
   /** Every tenant's with this status, oldest first. */

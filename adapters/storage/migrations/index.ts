@@ -1,10 +1,12 @@
 import { Migration0001TenantsAndTokens } from './0001-tenants-and-tokens.ts';
 import { Migration0002MarketSummary } from './0002-market-summary.ts';
 import { Migration0003AccountsLedgerInstances } from './0003-accounts-ledger-instances.ts';
+import { Migration0004Payments } from './0004-payments.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
   { name: '0001-tenants-and-tokens', class: Migration0001TenantsAndTokens },
   { name: '0002-market-summary', class: Migration0002MarketSummary },
   { name: '0003-accounts-ledger-instances', class: Migration0003AccountsLedgerInstances },
+  { name: '0004-payments', class: Migration0004Payments },
 ];

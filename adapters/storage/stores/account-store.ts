@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import type { Account, Pause, PauseKind } from '../../../core/billing/account.ts';
+import type { Account, AutoRecharge, CardOnFile, Pause, PauseKind } from '../../../core/billing/account.ts';
 import type { AccountStore } from '../../../core/ports/storage.ts';
 import { date, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
 
@@ -8,9 +8,24 @@ const toAccount = (row: Row): Account => ({
   balanceCents: num(row.balance_cents),
   pause: row.pause_kind ? { kind: row.pause_kind as PauseKind, reason: textOrNull(row.pause_reason), at: date(row.paused_at) } : null,
   maxBurnCentsPerHour: numOrNull(row.max_burn_cents_per_hour),
+  paymentCustomerId: textOrNull(row.payment_customer_id),
+  card: row.card_payment_method_id
+    ? { paymentMethodId: String(row.card_payment_method_id), brand: String(row.card_brand ?? ''), last4: String(row.card_last4 ?? '') }
+    : null,
+  autoRecharge: {
+    enabled: row.auto_recharge_enabled === true,
+    thresholdCents: numOrNull(row.auto_recharge_threshold_cents) ?? 0,
+    amountCents: numOrNull(row.auto_recharge_amount_cents) ?? 0,
+    lastError: textOrNull(row.auto_recharge_last_error),
+    suspended: row.auto_recharge_suspended === true,
+  },
 });
 
-const COLUMNS = 'tenant_id, balance_cents, pause_kind, pause_reason, paused_at, max_burn_cents_per_hour';
+const PAYMENT_COLUMNS =
+  'payment_customer_id, card_payment_method_id, card_brand, card_last4, auto_recharge_enabled, auto_recharge_threshold_cents, auto_recharge_amount_cents, auto_recharge_last_error, auto_recharge_suspended';
+const COLUMNS = `tenant_id, balance_cents, pause_kind, pause_reason, paused_at, max_burn_cents_per_hour, ${PAYMENT_COLUMNS}`;
+const JOINED = `t.id as tenant_id, coalesce(a.balance_cents, 0) as balance_cents, a.pause_kind, a.pause_reason, a.paused_at, a.max_burn_cents_per_hour,
+  ${PAYMENT_COLUMNS.split(', ').map((c) => `a.${c}`).join(', ')}`;
 
 export class MikroAccountStore implements AccountStore {
   private readonly em: EntityManager;
@@ -30,8 +45,7 @@ export class MikroAccountStore implements AccountStore {
 
   async get(tenantId: string): Promise<Account | null> {
     const [row] = await this.em.execute<Row[]>(
-      `select t.id as tenant_id, coalesce(a.balance_cents, 0) as balance_cents, a.pause_kind, a.pause_reason, a.paused_at, a.max_burn_cents_per_hour
-         from tenants t left join accounts a on a.tenant_id = t.id where t.id = ?`,
+      `select ${JOINED} from tenants t left join accounts a on a.tenant_id = t.id where t.id = ?`,
       [tenantId],
     );
     return row ? toAccount(row) : null;
@@ -46,10 +60,24 @@ export class MikroAccountStore implements AccountStore {
     ]);
   }
 
+  async setCard(tenantId: string, customerId: string | null, card: CardOnFile | null): Promise<void> {
+    await this.em.execute(
+      `update accounts set payment_customer_id = coalesce(?, payment_customer_id), card_payment_method_id = ?, card_brand = ?, card_last4 = ? where tenant_id = ?`,
+      [customerId, card?.paymentMethodId ?? null, card?.brand ?? null, card?.last4 ?? null, tenantId],
+    );
+  }
+
+  async setAutoRecharge(tenantId: string, settings: AutoRecharge): Promise<void> {
+    await this.em.execute(
+      `update accounts set auto_recharge_enabled = ?, auto_recharge_threshold_cents = ?, auto_recharge_amount_cents = ?,
+              auto_recharge_last_error = ?, auto_recharge_suspended = ? where tenant_id = ?`,
+      [settings.enabled, settings.thresholdCents, settings.amountCents, settings.lastError, settings.suspended, tenantId],
+    );
+  }
+
   async list(): Promise<Account[]> {
     const rows = await this.em.execute<Row[]>(
-      `select t.id as tenant_id, coalesce(a.balance_cents, 0) as balance_cents, a.pause_kind, a.pause_reason, a.paused_at, a.max_burn_cents_per_hour
-         from tenants t left join accounts a on a.tenant_id = t.id order by t.created_at, t.id`,
+      `select ${JOINED} from tenants t left join accounts a on a.tenant_id = t.id order by t.created_at, t.id`,
     );
     return rows.map(toAccount);
   }

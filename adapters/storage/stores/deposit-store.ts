@@ -13,9 +13,10 @@ const toDeposit = (row: Row): Deposit => ({
   reason: textOrNull(row.reason),
   createdAt: date(row.created_at),
   decidedAt: dateOrNull(row.decided_at),
+  sessionId: textOrNull(row.session_id),
 });
 
-const COLUMNS = 'id, tenant_id, kind, status, amount_cents, reference, reason, created_at, decided_at';
+const COLUMNS = 'id, tenant_id, kind, status, amount_cents, reference, reason, created_at, decided_at, session_id';
 
 export class MikroDepositStore implements DepositStore {
   private readonly em: EntityManager;
@@ -26,8 +27,8 @@ export class MikroDepositStore implements DepositStore {
 
   async add(d: Deposit): Promise<void> {
     await this.em.execute(
-      `insert into deposits (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [d.id, d.tenantId, d.kind, d.status, d.amountCents, d.reference, d.reason, d.createdAt, d.decidedAt],
+      `insert into deposits (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [d.id, d.tenantId, d.kind, d.status, d.amountCents, d.reference, d.reason, d.createdAt, d.decidedAt, d.sessionId],
     );
   }
 
@@ -43,6 +44,15 @@ export class MikroDepositStore implements DepositStore {
 
   async decide(depositId: string, status: DepositStatus, at: Date): Promise<void> {
     await this.em.execute(`update deposits set status = ?, decided_at = ? where id = ?`, [status, at, depositId]);
+  }
+
+  async attachSession(depositId: string, sessionId: string): Promise<void> {
+    await this.em.execute(`update deposits set session_id = ? where id = ?`, [sessionId, depositId]);
+  }
+
+  async lockBySession(sessionId: string): Promise<Deposit | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where session_id = ? for update`, [sessionId]);
+    return row ? toDeposit(row) : null;
   }
 
   async listForTenant(tenantId: string): Promise<Deposit[]> {
