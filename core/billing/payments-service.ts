@@ -133,6 +133,24 @@ export class PaymentsService {
     return { handled: event.kind };
   }
 
+  /** Settles a session from what the processor says of it now (the embedded page, the sweep). */
+  async settleSession(sessionId: string): Promise<Deposit | null> {
+    const state = await this.payments.getCheckout(sessionId);
+    return state ? this.settle(state) : null;
+  }
+
+  /** The sweep's catch-up for missed webhooks: every pending checkout is asked about once per pass. */
+  async settlePendingCheckouts(): Promise<number> {
+    const pending = await this.storage.read((uow) => uow.deposits.listByStatus('pending'));
+    let settled = 0;
+    for (const deposit of pending) {
+      if (deposit.kind !== 'checkout' || !deposit.sessionId) continue;
+      const state = await this.payments.getCheckout(deposit.sessionId).catch(() => null);
+      if (state && state.status !== 'open' && (await this.settle(state)).status !== 'pending') settled++;
+    }
+    return settled;
+  }
+
   /** Credits a paid session once (the deposit's lock and its ledger key make a second credit impossible). */
   private async settle(state: CheckoutState): Promise<Deposit> {
     return this.storage.transaction(async (uow) => {

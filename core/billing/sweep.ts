@@ -1,6 +1,7 @@
 import type { Clock } from '../ports/clock.ts';
 import type { Machine, Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
+import type { AutoRechargeReport } from './payments-service.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import { accountFigures, billedNow, removalAt } from './account-view.ts';
@@ -10,6 +11,12 @@ export interface SweepSettings {
   provisioningDeadlineMs: number;
   /** Runaway protection for accounts without their own maximum, in cents per hour; null: none. */
   defaultMaxBurnCentsPerHour: number | null;
+}
+
+/** The payment steps of a pass: catch missed checkout webhooks, then auto-recharge. */
+export interface SweepPayments {
+  settlePendingCheckouts(): Promise<number>;
+  runAutoRecharge(): Promise<AutoRechargeReport>;
 }
 
 export interface SweepReport {
@@ -24,6 +31,9 @@ export interface SweepReport {
   goneUpstream: number;
   orphansTerminated: number;
   terminationsRetried: number;
+  /** Card checkouts settled by asking the processor (missed webhooks). */
+  checkoutsSettled: number;
+  autoRecharge: AutoRechargeReport;
   /** Providers that could not be asked this pass (retried next pass). */
   errors: string[];
 }
@@ -45,8 +55,10 @@ export class SweepService {
   private readonly rentals: RentalService;
   private readonly providers: readonly Provider[];
   private readonly settings: SweepSettings;
+  private readonly payments: SweepPayments | null;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; providers: readonly Provider[]; settings: SweepSettings }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; providers: readonly Provider[]; settings: SweepSettings; payments?: SweepPayments }) {
+    this.payments = deps.payments ?? null;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
@@ -62,14 +74,24 @@ export class SweepService {
   private async pass(): Promise<SweepReport> {
     const report = emptyReport(this.clock.now());
     await this.reconcile(report);
+    if (this.payments) report.checkoutsSettled = await this.payments.settlePendingCheckouts();
     await this.executeRemovals(report);
+    await this.payBlocks(report);
+    if (this.payments) {
+      report.autoRecharge = await this.payments.runAutoRecharge();
+      // what a recharge brought in pays the blocks still owed, before any breaker looks at the account
+      if (report.autoRecharge.succeeded > 0) await this.payBlocks(report);
+    }
+    await this.tripBreakers(report);
+    return report;
+  }
+
+  private async payBlocks(report: SweepReport): Promise<void> {
     for (let round = 0; round < MAX_BLOCK_ROUNDS; round++) {
       const paid = await this.storage.transaction((uow) => uow.sweep.payDueBlocks(this.clock.now()));
       report.blocksPaid += paid;
       if (paid === 0) break;
     }
-    await this.tripBreakers(report);
-    return report;
   }
 
   /** Removals whose time has come: billing ends at the removal time, the last block pro rata. */
@@ -218,5 +240,7 @@ const emptyReport = (at: Date): SweepReport => ({
   goneUpstream: 0,
   orphansTerminated: 0,
   terminationsRetried: 0,
+  checkoutsSettled: 0,
+  autoRecharge: { attempted: 0, succeeded: 0, failed: 0 },
   errors: [],
 });

@@ -15,13 +15,25 @@ export interface ControlPlaneConfig {
   providers?: ProviderSetting[];
   market?: MarketConfig;
   billing?: BillingConfig;
+  /** The card processor: the embedded manual one (default) or Stripe. */
+  payments?: PaymentsConfig;
+  /** Where this server is reached from outside (checkout pages, return addresses). Default http://localhost:8080. */
+  publicUrl?: string;
+  /** Where a payer lands after a checkout; `?checkout=success&session_id=…` is added. Default the public URL's root. */
+  checkoutReturnUrl?: string;
 }
+
+export type PaymentsConfig =
+  | { kind: 'manual' }
+  | { kind: 'stripe'; secretKey: string; webhookSecret: string; apiBase?: string };
 
 export interface BillingConfig {
   /** Run the billing sweep every minute inside this process. Default true; the standalone daemon is the other way. */
   sweep?: boolean;
   /** The breaker trips when an account's machines cost more per hour than this; null: no limit. Default 100,000 (1,000 USD). */
   defaultMaxBurnCentsPerHour?: number | null;
+  /** Auto-recharge payments allowed in any rolling 24 hours. Default 3. */
+  maxPaymentsPer24h?: number;
 }
 
 export interface MarketConfig {
@@ -61,6 +73,12 @@ const EnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   SWEEP: z.enum(['on', 'off']).default('on'),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\w+$/, 'must be a Stripe secret key (sk_test_…, sk_live_…)').optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\w+$/, 'must be a Stripe webhook signing secret (whsec_…)').optional(),
+  STRIPE_API_BASE: z.url().optional(),
+  PUBLIC_URL: z.url().optional(),
+  CHECKOUT_RETURN_URL: z.url().optional(),
+  MAX_PAYMENTS_PER_24H: z.coerce.number().int().min(1).max(100).default(3),
   ACCOUNT_MAX_BURN_USD_PER_HOUR: z.coerce.number().int().min(1).max(10_000_000).default(1_000),
   MARKUP_BPS: z.coerce.number().int().min(0).max(100_000).default(0),
   MARKET_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
@@ -96,6 +114,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
       problems.push(`  ${(error as Error).message}`);
     }
   }
+  if (Boolean(e.STRIPE_SECRET_KEY) !== Boolean(e.STRIPE_WEBHOOK_SECRET)) {
+    problems.push('  STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET: set both to use Stripe, or neither for the embedded processor');
+  }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return {
     port: e.PORT,
@@ -107,7 +128,13 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     logLevel: e.LOG_LEVEL,
     tokenCacheMs: e.TOKEN_CACHE_SECONDS * 1000,
     providers,
-    billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100 },
+    billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100, maxPaymentsPer24h: e.MAX_PAYMENTS_PER_24H },
+    payments:
+      e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET
+        ? { kind: 'stripe', secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, ...(e.STRIPE_API_BASE && { apiBase: e.STRIPE_API_BASE }) }
+        : { kind: 'manual' },
+    publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

@@ -17,6 +17,11 @@ import { BillingService } from '../../core/billing/billing-service.ts';
 import { RentalService } from '../../core/rentals/rental-service.ts';
 import { AccountControl } from '../../core/billing/account-control.ts';
 import { SweepService } from '../../core/billing/sweep.ts';
+import { PaymentsService } from '../../core/billing/payments-service.ts';
+import type { Payments } from '../../core/ports/payments.ts';
+import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
+import { createPayments } from './payments.ts';
+import { manualCheckoutRoutes, stripeWebhookRoutes } from '../http/routes/payment-routes.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
@@ -46,6 +51,8 @@ export const TOKENS = {
   rentals: 'RentalService',
   accountControl: 'AccountControl',
   sweep: 'SweepService',
+  payments: 'Payments',
+  paymentsService: 'PaymentsService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -56,6 +63,7 @@ export interface ControlPlaneServices {
   rentals: RentalService;
   accountControl: AccountControl;
   sweep: SweepService;
+  payments: PaymentsService;
 }
 
 export interface ControlPlane {
@@ -77,6 +85,8 @@ export interface ControlPlaneOverrides {
   logger?: Logger;
   /** Provider instances to use instead of those the configuration names (tests, embedding programs). */
   providers?: Provider[];
+  /** A card processor to use instead of the configured one. */
+  payments?: Payments;
 }
 
 /** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
@@ -176,6 +186,25 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  const publicUrl = config.publicUrl ?? 'http://localhost:8080';
+  const returnUrl = config.checkoutReturnUrl ?? `${publicUrl.replace(/\/+$/, '')}/`;
+  container.register<Payments>(TOKENS.payments, { useValue: overrides.payments ?? createPayments(config.payments ?? { kind: 'manual' }, publicUrl) });
+  container.register(TOKENS.paymentsService, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new PaymentsService({
+          storage: c.resolve<Storage>(TOKENS.storage),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          ids: c.resolve<Ids>(TOKENS.ids),
+          payments: c.resolve<Payments>(TOKENS.payments),
+          settings: {
+            maxPaymentsPer24h: config.billing?.maxPaymentsPer24h ?? MAX_PAYMENTS_PER_24H,
+            successUrl: `${returnUrl}?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+            cancelUrl: `${returnUrl}?checkout=cancelled&session_id={CHECKOUT_SESSION_ID}`,
+          },
+        }),
+    ),
+  });
   container.register(TOKENS.accountControl, {
     useFactory: instanceCachingFactory(
       (c) => new AccountControl({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), rentals: c.resolve<RentalService>(TOKENS.rentals) }),
@@ -189,6 +218,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           clock: c.resolve<Clock>(TOKENS.clock),
           rentals: c.resolve<RentalService>(TOKENS.rentals),
           providers: c.resolve<Provider[]>(TOKENS.providers),
+          payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
           settings: {
             provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
             defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
@@ -205,7 +235,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     rentals: container.resolve<RentalService>(TOKENS.rentals),
     accountControl: container.resolve<AccountControl>(TOKENS.accountControl),
     sweep: container.resolve<SweepService>(TOKENS.sweep),
+    payments: container.resolve<PaymentsService>(TOKENS.paymentsService),
   };
+  const processor = container.resolve<Payments>(TOKENS.payments);
 
   // The billing sweep, every minute; across processes only one runs at a time (storage.exclusive).
   const sweepJob =
@@ -227,14 +259,17 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const routes: RouteDef[] = [];
   let openApi: object = {};
   routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary, services.rentals),
-    ...billingRoutes(services.billing, services.accountControl, { maxPaymentsPer24h: MAX_PAYMENTS_PER_24H }),
+    ...billingRoutes(services.billing, services.accountControl, services.payments),
+    ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
+    ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
     ...instanceRoutes(services.rentals),
   );
   openApi = buildOpenApi(routes);
 
   const router = express.Router();
-  router.use(express.json({ limit: '100kb' }));
+  // the raw bytes are kept for webhook signatures, which are computed over the body exactly as sent
+  router.use(express.json({ limit: '100kb', verify: (req, _res, buf) => ((req as { rawBody?: Buffer }).rawBody = buf) }));
   router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits: config.rateLimits }));
   router.use(errorHandler(logger));
 

@@ -35,6 +35,8 @@ export interface HandlerResult {
   body?: unknown;
   /** A body already serialized to JSON (for answers built from cached parts); wins over `body`. */
   json?: string;
+  /** An HTML page (the embedded checkout). */
+  html?: string;
   headers?: Record<string, string>;
 }
 

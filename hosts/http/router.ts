@@ -123,6 +123,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
       });
       if (result.headers) res.set(result.headers);
       if (result.json !== undefined) res.status(result.status).type('application/json').send(result.json);
+      else if (result.html !== undefined) res.status(result.status).type('text/html').send(result.html);
       else if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     };

@@ -47,6 +47,13 @@ const EXPECTED = [
   'POST /v1/operator/tenants/{tenant_id}/hold',
   'POST /v1/operator/tenants/{tenant_id}/resume',
   'POST /v1/operator/sweep',
+  'POST /v1/billing/checkout',
+  'POST /v1/billing/checkout/{session_id}/sync',
+  'PUT /v1/billing/auto-recharge',
+  'DELETE /v1/billing/card',
+  'GET /v1/payments/manual/{session_id}',
+  'POST /v1/payments/manual/{session_id}/pay',
+  'POST /v1/payments/manual/{session_id}/cancel',
 ];
 
 describe('/openapi.json', () => {

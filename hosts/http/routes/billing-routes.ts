@@ -1,10 +1,15 @@
 import { z } from 'zod';
 import type { AccountControl } from '../../../core/billing/account-control.ts';
 import type { BillingService } from '../../../core/billing/billing-service.ts';
+import type { PaymentsService } from '../../../core/billing/payments-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import {
   AccountOut,
+  AutoRechargeUpdate,
   BalanceOut,
+  CheckoutCreate,
+  CheckoutOut,
+  SessionIdParams,
   BillingPeriodOut,
   DepositCreate,
   DepositOut,
@@ -24,7 +29,13 @@ import {
 const billing = { kind: 'bearer', scope: 'billing' } as const;
 
 /** The tenant's own account, under the billing scope: figures, deposits, ledger and summaries. */
-export function billingRoutes(service: BillingService, control: AccountControl, settings: { maxPaymentsPer24h: number }): RouteDef[] {
+export function billingRoutes(service: BillingService, control: AccountControl, payments: PaymentsService): RouteDef[] {
+  const accountBody = async (tenantId: string) =>
+    accountOut(await service.account(tenantId), {
+      maxPaymentsPer24h: payments.settings.maxPaymentsPer24h,
+      paymentsLast24h: await payments.paymentsLast24h(tenantId),
+      cardPayments: true,
+    });
   return [
     defineRoute({
       method: 'post',
@@ -53,7 +64,7 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       ],
       async handle({ caller }) {
         await control.resume(caller!.tenantId);
-        return { status: 200, body: accountOut(await service.account(caller!.tenantId), settings.maxPaymentsPer24h) };
+        return { status: 200, body: await accountBody(caller!.tenantId) };
       },
     }),
     defineRoute({
@@ -65,7 +76,7 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       access: billing,
       responses: [{ status: 200, description: 'The account', schema: AccountOut }],
       async handle({ caller }) {
-        return { status: 200, body: accountOut(await service.account(caller!.tenantId), settings.maxPaymentsPer24h) };
+        return { status: 200, body: await accountBody(caller!.tenantId) };
       },
     }),
     defineRoute({
@@ -133,6 +144,63 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
           ...(query.year !== undefined && { year: query.year }),
         });
         return { status: 200, body: periods.map(billingPeriodOut) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/billing/checkout',
+      operationId: 'createCheckout',
+      summary: 'Add funds by card: answers the checkout page to send the payer to; the card is saved for auto-recharge',
+      tags: ['billing'],
+      access: billing,
+      body: CheckoutCreate,
+      responses: [{ status: 201, description: 'The checkout', schema: CheckoutOut }],
+      async handle({ caller, body }) {
+        const { deposit, url } = await payments.checkout(caller!.tenantId, body.amount_usd);
+        return { status: 201, body: { session_id: deposit.sessionId!, url, amount_cents: deposit.amountCents, status: deposit.status, deposit_id: deposit.id } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/billing/checkout/{session_id}/sync',
+      operationId: 'syncCheckout',
+      summary: 'Ask the processor how a checkout went (call it when the payer returns); credits once when paid',
+      tags: ['billing'],
+      access: billing,
+      params: SessionIdParams,
+      responses: [{ status: 200, description: 'The checkout deposit', schema: DepositOut }],
+      async handle({ caller, params }) {
+        return { status: 200, body: depositOut(await payments.sync(caller!.tenantId, params.session_id)) };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/v1/billing/auto-recharge',
+      operationId: 'updateAutoRecharge',
+      summary: 'Charge the saved card amount_usd whenever the balance falls under threshold_usd (at most the 24 h limit)',
+      tags: ['billing'],
+      access: billing,
+      body: AutoRechargeUpdate,
+      responses: [
+        { status: 200, description: 'The account', schema: AccountOut },
+        { status: 409, description: 'No saved card yet' },
+      ],
+      async handle({ caller, body }) {
+        await payments.setAutoRecharge(caller!.tenantId, { enabled: body.enabled, thresholdCents: body.threshold_usd ?? null, amountCents: body.amount_usd ?? null });
+        return { status: 200, body: await accountBody(caller!.tenantId) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/billing/card',
+      operationId: 'forgetCard',
+      summary: 'Forget the saved card; auto-recharge turns off',
+      tags: ['billing'],
+      access: billing,
+      responses: [{ status: 200, description: 'The account', schema: AccountOut }],
+      async handle({ caller }) {
+        await payments.forgetCard(caller!.tenantId);
+        return { status: 200, body: await accountBody(caller!.tenantId) };
       },
     }),
   ];

@@ -124,7 +124,7 @@ export const AccountOut = z
     rentals: z.enum(['open', 'paused']),
     running_machines: z.int(),
     pause: PauseOut.nullable(),
-    card: z.object({ brand: z.string(), last4: z.string() }).nullable().meta({ description: 'null: no saved card (card payments are not built yet).' }),
+    card: z.object({ brand: z.string(), last4: z.string() }).nullable().meta({ id: 'CardOut', description: 'The card saved by a checkout, used by auto-recharge; null: none.' }),
     auto_recharge: AutoRechargeOut,
     payments: PaymentOptionsOut,
   })
@@ -185,7 +185,15 @@ export const balanceOut = ({ account, figures: f }: AccountView): z.input<typeof
   available_cents: f.availableCents,
 });
 
-export const accountOut = (view: AccountView, maxPaymentsPer24h: number): z.input<typeof AccountOut> => ({
+/** What the account view needs besides the account itself: payment facts from the payments service. */
+export interface PaymentFacts {
+  maxPaymentsPer24h: number;
+  paymentsLast24h: number;
+  /** A card processor (Stripe, or the embedded manual one) is configured. */
+  cardPayments: boolean;
+}
+
+export const accountOut = (view: AccountView, facts: PaymentFacts): z.input<typeof AccountOut> => ({
   ...balanceOut(view),
   burn_cents_per_hour: view.figures.burnCentsPerHour,
   stops_at: isoOrNull(view.figures.stopsAt),
@@ -193,9 +201,16 @@ export const accountOut = (view: AccountView, maxPaymentsPer24h: number): z.inpu
   rentals: view.account.pause ? 'paused' : 'open',
   running_machines: view.figures.runningMachines,
   pause: pauseOut(view),
-  card: null,
-  auto_recharge: { enabled: false, threshold_cents: 0, amount_cents: 0, last_error: null, payments_last_24h: 0, max_payments_per_24h: maxPaymentsPer24h },
-  payments: { card: false, bank_transfer: true },
+  card: view.account.card ? { brand: view.account.card.brand, last4: view.account.card.last4 } : null,
+  auto_recharge: {
+    enabled: view.account.autoRecharge.enabled,
+    threshold_cents: view.account.autoRecharge.thresholdCents,
+    amount_cents: view.account.autoRecharge.amountCents,
+    last_error: view.account.autoRecharge.lastError,
+    payments_last_24h: facts.paymentsLast24h,
+    max_payments_per_24h: facts.maxPaymentsPer24h,
+  },
+  payments: { card: facts.cardPayments, bank_transfer: true },
 });
 
 export const operatorAccountOut = (view: OperatorAccountView): z.input<typeof OperatorAccountOut> => ({
@@ -227,6 +242,8 @@ export const SweepOut = z
     gone_upstream: z.int(),
     orphans_terminated: z.int(),
     terminations_retried: z.int(),
+    checkouts_settled: z.int().meta({ description: 'Card checkouts settled by asking the processor (missed webhooks).' }),
+    auto_recharge: z.object({ attempted: z.int(), succeeded: z.int(), failed: z.int() }),
     errors: z.array(z.string()),
   })
   .meta({ id: 'SweepOut' });
@@ -248,5 +265,30 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
   gone_upstream: r.goneUpstream,
   orphans_terminated: r.orphansTerminated,
   terminations_retried: r.terminationsRetried,
+  checkouts_settled: r.checkoutsSettled,
+  auto_recharge: r.autoRecharge,
   errors: r.errors,
 });
+
+export const CheckoutCreate = z
+  .strictObject({ amount_usd: usdAmount({ maxCents: MAX_CENTS }).meta({ description: 'USD, > 0 and at most 100000.' }) })
+  .meta({ id: 'CheckoutCreate' });
+
+export const CheckoutOut = z
+  .object({
+    session_id: z.string(),
+    url: z.string().meta({ description: 'Send the payer here; the balance grows once the processor reports the payment.' }),
+    amount_cents: z.int(),
+    status: z.enum(['pending', 'confirmed', 'rejected', 'expired']),
+    deposit_id: z.string(),
+  })
+  .meta({ id: 'CheckoutOut' });
+
+const autoRechargeAmount = () =>
+  usdAmount({ maxCents: MAX_CENTS }).nullable().optional().meta({ description: 'USD, > 0 and at most 100000; null or absent keeps the current value.' });
+
+export const AutoRechargeUpdate = z
+  .strictObject({ enabled: z.boolean(), threshold_usd: autoRechargeAmount(), amount_usd: autoRechargeAmount() })
+  .meta({ id: 'AutoRechargeUpdate' });
+
+export const SessionIdParams = z.object({ session_id: z.string().min(1).max(255).regex(/^[A-Za-z0-9_]+$/, 'must be a checkout session id') });

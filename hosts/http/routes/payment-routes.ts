@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { ManualPayments } from '../../../adapters/payments/manual/adapter.ts';
+import type { PaymentsService } from '../../../core/billing/payments-service.ts';
+import { notFound } from '../../../core/errors.ts';
+import { formatUsd } from '../../../core/money.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
+import { SessionIdParams } from '../schemas/billing.ts';
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** Stripe's webhook: no bearer, the signature over the raw body is the credential. */
+export function stripeWebhookRoutes(payments: PaymentsService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhooks/stripe',
+      operationId: 'stripeWebhook',
+      summary: 'Stripe event deliveries (Stripe-Signature required); a completed checkout credits once',
+      tags: ['payments'],
+      access: { kind: 'public' },
+      responses: [{ status: 200, description: 'Received', schema: z.object({ received: z.literal(true), handled: z.string() }) }],
+      async handle({ req }) {
+        const raw = (req as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
+        const { handled } = await payments.webhook(raw, req.get('stripe-signature'));
+        return { status: 200, body: { received: true, handled } };
+      },
+    }),
+  ];
+}
+
+/** The embedded processor's checkout page: a button that pays with a pretend card. */
+export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsService): RouteDef[] {
+  const page = (sessionId: string) => {
+    const found = manual.page(sessionId);
+    if (!found) throw notFound(`checkout session ${sessionId}`);
+    return found;
+  };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/payments/manual/{session_id}',
+      operationId: 'manualCheckoutPage',
+      summary: 'The embedded processor\'s checkout page (HTML): pay with a pretend card, no money moves',
+      tags: ['payments'],
+      access: { kind: 'public' },
+      params: SessionIdParams,
+      responses: [{ status: 200, description: 'An HTML page' }],
+      async handle({ params }) {
+        const { amountCents, status } = page(params.session_id);
+        const id = escape(params.session_id);
+        const action =
+          status === 'open'
+            ? `<form method="post" action="${id}/pay"><button>Pay $${formatUsd(amountCents)}</button></form><form method="post" action="${id}/cancel"><button>Cancel</button></form>`
+            : `<p>This checkout is ${status}.</p>`;
+        return {
+          status: 200,
+          html: `<!doctype html><html><head><meta charset="utf-8"><title>Checkout</title></head><body><h1>Add $${formatUsd(amountCents)} to your balance</h1><p>Embedded test processor: no card is charged.</p>${action}</body></html>`,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/payments/manual/{session_id}/pay',
+      operationId: 'manualCheckoutPay',
+      summary: 'Pay the embedded checkout; the balance grows at once and the payer is sent back',
+      tags: ['payments'],
+      access: { kind: 'public' },
+      params: SessionIdParams,
+      bodyOptional: true,
+      responses: [{ status: 303, description: 'Back to the success address' }],
+      async handle({ params }) {
+        const { successUrl } = page(params.session_id);
+        manual.pay(params.session_id);
+        await payments.settleSession(params.session_id);
+        return { status: 303, headers: { location: successUrl } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/payments/manual/{session_id}/cancel',
+      operationId: 'manualCheckoutCancel',
+      summary: 'Abandon the embedded checkout',
+      tags: ['payments'],
+      access: { kind: 'public' },
+      params: SessionIdParams,
+      bodyOptional: true,
+      responses: [{ status: 303, description: 'Back to the cancel address' }],
+      async handle({ params }) {
+        const { cancelUrl } = page(params.session_id);
+        manual.expire(params.session_id);
+        await payments.settleSession(params.session_id);
+        return { status: 303, headers: { location: cancelUrl } };
+      },
+    }),
+  ];
+}
