@@ -123,7 +123,7 @@ export class PaymentsService {
     try {
       event = this.payments.parseWebhook(rawBody, signature, this.clock.now());
     } catch (error) {
-      if (error instanceof InvalidWebhook) throw new DomainError('INVALID_INPUT', `webhook refused: ${error.message}`);
+      if (error instanceof InvalidWebhook) throw new DomainError('WEBHOOK_INVALID', `webhook refused: ${error.message}`);
       throw error;
     }
     if (event.kind === 'ignored') return { handled: `ignored ${event.type}` };

@@ -16,6 +16,16 @@ describe('configuration from the environment', () => {
     expect(config.market).not.toHaveProperty('rentalsOpen'); // decided from the providers
   });
 
+  it('uses Stripe when both of its secrets are set, the embedded processor otherwise', () => {
+    expect(configFromEnv({}).payments).toEqual({ kind: 'manual' });
+    expect(configFromEnv({ STRIPE_SECRET_KEY: 'sk_live_abc123', STRIPE_WEBHOOK_SECRET: 'whsec_def456' }).payments).toEqual({
+      kind: 'stripe',
+      secretKey: 'sk_live_abc123',
+      webhookSecret: 'whsec_def456',
+    });
+    expect(() => configFromEnv({ STRIPE_SECRET_KEY: 'pk_live_abc', STRIPE_WEBHOOK_SECRET: 'whsec_def456' })).toThrow(/STRIPE_SECRET_KEY/);
+  });
+
   it('enables each real cloud by its API key, and the sandbox can be turned off', () => {
     const config = configFromEnv({
       VAST_API_KEY: 'vast-key',
@@ -63,6 +73,10 @@ describe('configuration from the environment', () => {
     ['SANDBOX_SEED', 'abc'],
     ['VAST_BASE_URL', 'ftp://vast'],
     ['LAMBDA_BASE_URL', 'not a url'],
+    ['STRIPE_SECRET_KEY', 'sk_test_only_the_key'],
+    ['STRIPE_WEBHOOK_SECRET', 'whsec_only_the_secret'],
+    ['MAX_PAYMENTS_PER_24H', '0'],
+    ['PUBLIC_URL', 'gpus.example.com'],
   ])('stops on a bad %s with a message naming it', (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => configFromEnv({ [name]: value })).toThrow(new RegExp(name));
