@@ -7,6 +7,11 @@ import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { AutoRecharge, AutoRechargePayment, Deposit } from './account.ts';
 
 const DAY_MS = 86_400_000;
+/**
+ * Processors keep idempotency keys for about a day (Stripe: 24 h): an attempt still without an answer
+ * after this long is not sent again (it could charge twice); it is closed and the tenant told.
+ */
+const STALE_ATTEMPT_MS = 23 * 3_600_000;
 
 export interface PaymentSettings {
   /** Auto-recharge payments allowed in any rolling 24 hours. */
@@ -227,6 +232,10 @@ export class PaymentsService {
     const report: AutoRechargeReport = { attempted: 0, succeeded: 0, failed: 0 };
     // attempts that got no answer last time: asked again with the same idempotency key, never a new payment
     for (const pending of await this.storage.read((uow) => uow.autoRecharges.pending())) {
+      if (this.clock.now().getTime() - pending.createdAt.getTime() > STALE_ATTEMPT_MS) {
+        await this.abandon(pending);
+        continue;
+      }
       const account = await this.storage.read((uow) => uow.accounts.get(pending.tenantId));
       if (account?.card && account.paymentCustomerId) {
         await this.attempt({ payment: pending, customerId: account.paymentCustomerId, paymentMethodId: account.card.paymentMethodId }, report);
@@ -253,6 +262,16 @@ export class PaymentsService {
       if (claim) await this.attempt(claim, report);
     }
     return report;
+  }
+
+  private async abandon(payment: AutoRechargePayment): Promise<void> {
+    const error = `no answer from the card processor for attempt ${payment.id} within 23 hours; check the processor's dashboard before turning auto-recharge on again`;
+    await this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      const account = await uow.accounts.lock(payment.tenantId, now);
+      await uow.autoRecharges.decide(payment.id, 'failed', error, now);
+      if (account) await uow.accounts.setAutoRecharge(payment.tenantId, { ...account.autoRecharge, lastError: error, suspended: true });
+    });
   }
 
   /** Charges a claimed attempt and records the outcome; no answer leaves it pending for the next sweep. */

@@ -179,3 +179,30 @@ describe('auto-recharge', () => {
     expect(forgotten.body).toMatchObject({ card: null, auto_recharge: { enabled: false } });
   });
 });
+
+describe('an auto-recharge attempt without an answer', () => {
+  it('is asked again with the same key, and closed (not resent) after 23 hours', async () => {
+    const { token } = await tenantWithCard(5);
+    await api.call('PUT', '/v1/billing/auto-recharge', { token, body: { enabled: true, threshold_usd: 10, amount_usd: 20 } });
+    const original = processor.chargeOffSession.bind(processor);
+    const keys: string[] = [];
+    processor.chargeOffSession = async (charge) => {
+      keys.push(charge.idempotencyKey);
+      throw new Error('connection reset');
+    };
+    try {
+      await api.plane.services.payments.runAutoRecharge();
+      await api.plane.services.payments.runAutoRecharge();
+      expect(keys).toHaveLength(2);
+      expect(keys[1]).toBe(keys[0]); // the same attempt, never a second payment
+      api.clock.advance(23 * 3_600_000 + 60_000);
+      await api.plane.services.payments.runAutoRecharge();
+      expect(keys).toHaveLength(2);
+    } finally {
+      processor.chargeOffSession = original;
+      api.clock.advance(-(23 * 3_600_000 + 60_000));
+    }
+    const after = await account(token);
+    expect(after).toMatchObject({ balance_cents: 500, auto_recharge: { last_error: expect.stringMatching(/no answer .* within 23 hours/) } });
+  });
+});
