@@ -54,12 +54,12 @@ async function seed(plane: ControlPlane, count: number): Promise<void> {
   );
   await run(`insert into accounts (tenant_id, balance_cents, created_at) select 'ten_b' || a, 10000000, ? from generate_series(0, ? - 1) a`, [T0, accounts]);
   await run(
-    `insert into instances (id, tenant_id, token_id, token_chain, node_id, provider, offer_id, name, status, gpu_type, gpu_count, rate_cents_per_hour,
+    `insert into instances (id, tenant_id, token_id, node_id, provider, offer_id, name, status, gpu_type, gpu_count, rate_cents_per_hour,
                             created_at, started_at, paid_until, machine_id, charged_cents, commitment_cents)
-     select 'ins_b' || i, 'ten_b' || (i % ?), 'tok_b' || (i % ?), array['tok_b' || (i % ?)], 'bench:' || i, 'bench', i::text, null, 'running', 'H100', 1,
+     select 'ins_b' || i, 'ten_b' || (i % ?), 'tok_b' || (i % ?), 'bench:' || i, 'bench', i::text, null, 'running', 'H100', 1,
             50 + (i % 400), ?, ?, ?, 'm' || i, 50 + (i % 400), 50 + (i % 400)
        from generate_series(0, ? - 1) i`,
-    [accounts, accounts, accounts, T0, T0, new Date(T0.getTime() + 3_600_000), count],
+    [accounts, accounts, T0, T0, new Date(T0.getTime() + 3_600_000), count],
   );
   await run('analyze');
 }

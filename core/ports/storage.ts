@@ -144,8 +144,8 @@ export interface TokenStore {
   chain(tenantId: string, tokenId: string, options?: { lock?: boolean }): Promise<Token[]>;
   /** The tenant's tokens, oldest first; with `under`, only that token and its descendants. */
   list(tenantId: string, options?: { under?: string }): Promise<Token[]>;
-  /** Adds (or, negative, releases) a commitment on each of these tokens' committed_cents. */
-  addCommitment(tokenIds: readonly string[], cents: number): Promise<void>;
+  /** Adds (or, negative, releases) a commitment on the token and every ancestor that issued it. */
+  addCommitment(tokenId: string, cents: number): Promise<void>;
   /** Revokes the token and every descendant not yet revoked; returns the ids it revoked. */
   revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]>;
 }

@@ -12,8 +12,6 @@ export interface Instance {
   tenantId: string;
   /** The token that rented it; its chain carries the commitment. */
   tokenId: string;
-  /** The token and its ancestors, nearest first, when it was rented. */
-  tokenChain: string[];
   nodeId: string;
   provider: string;
   offerId: string;

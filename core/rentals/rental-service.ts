@@ -141,7 +141,6 @@ export class RentalService {
         id: this.ids.newId('ins'),
         tenantId: caller.tenantId,
         tokenId: caller.id,
-        tokenChain: chain.map((token) => token.id),
         nodeId: offer.id,
         provider: provider.name,
         offerId,
@@ -167,7 +166,7 @@ export class RentalService {
       };
       await uow.instances.add(instance);
       await this.post(uow, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
-      await uow.tokens.addCommitment(instance.tokenChain, commitment);
+      await uow.tokens.addCommitment(instance.tokenId, commitment);
       return { instance, replayed: false };
     });
     if (created.replayed) return created;
@@ -268,7 +267,7 @@ export class RentalService {
     const cost = status === 'failed' ? 0 : costUntil(instance.rateCentsPerHour, instance.createdAt, at);
     const settlement = settlementOf(instance, cost, `final:${instance.id}`, at);
     if (settlement) await this.post(uow, settlement);
-    if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenChain, cost - instance.commitmentCents);
+    if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenId, cost - instance.commitmentCents);
     const ended: Instance = {
       ...instance,
       status,

@@ -13,7 +13,6 @@ const instance = (fields: Partial<Instance>): Instance => ({
   id: 'ins_x',
   tenantId: 'ten_x',
   tokenId: 'tok_x',
-  tokenChain: ['tok_x'],
   nodeId: 'sandbox:1',
   provider: 'sandbox',
   offerId: '1',

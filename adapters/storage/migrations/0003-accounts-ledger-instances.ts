@@ -77,7 +77,6 @@ export class Migration0003AccountsLedgerInstances extends Migration {
         request_digest text null,
         charged_cents bigint not null default 0,
         commitment_cents bigint not null default 0,
-        token_chain text[] not null,
         last_seen_at timestamptz null
       )`);
     this.addSql(`create unique index instances_idempotency on instances (tenant_id, idempotency_key) where idempotency_key is not null`);

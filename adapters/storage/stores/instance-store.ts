@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Instance, InstanceStatus } from '../../../core/rentals/instance.ts';
 import type { InstanceStore } from '../../../core/ports/storage.ts';
-import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
+import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = [
-  'id', 'tenant_id', 'token_id', 'token_chain', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
+  'id', 'tenant_id', 'token_id', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
   'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
   'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at',
 ] as const;
@@ -15,7 +15,6 @@ const toInstance = (row: Row): Instance => ({
   id: String(row.id),
   tenantId: String(row.tenant_id),
   tokenId: String(row.token_id),
-  tokenChain: (row.token_chain as string[]) ?? [],
   nodeId: String(row.node_id),
   provider: String(row.provider),
   offerId: String(row.offer_id),
@@ -41,7 +40,7 @@ const toInstance = (row: Row): Instance => ({
 });
 
 const values = (i: Instance): unknown[] => [
-  i.id, i.tenantId, i.tokenId, textArray(i.tokenChain), i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
+  i.id, i.tenantId, i.tokenId, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
   i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
   i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt,
 ];
@@ -54,7 +53,7 @@ export class MikroInstanceStore implements InstanceStore {
   }
 
   async add(instance: Instance): Promise<void> {
-    const marks = COLUMNS.map((column) => (column === 'token_chain' ? '?::text[]' : '?')).join(', ');
+    const marks = COLUMNS.map(() => '?').join(', ');
     await this.em.execute(`insert into instances (${SELECT}) values (${marks})`, values(instance));
   }
 

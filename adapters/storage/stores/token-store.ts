@@ -3,7 +3,6 @@ import type { TokenStore } from '../../../core/ports/storage.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
 import type { Token } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
-import { textArray } from './sql-rows.ts';
 
 type TokenRow = InferEntity<typeof TokenEntity>;
 
@@ -62,10 +61,14 @@ export class MikroTokenStore implements TokenStore {
     return rows.map(toToken);
   }
 
-  async addCommitment(tokenIds: readonly string[], cents: number): Promise<void> {
-    if (tokenIds.length === 0 || cents === 0) return;
-    // greatest(0, ...): a release never takes a token below nothing committed
-    await this.em.execute(`update tokens set committed_cents = greatest(0, committed_cents + ?) where id = any(?::text[])`, [cents, textArray(tokenIds)]);
+  async addCommitment(tokenId: string, cents: number): Promise<void> {
+    if (cents === 0) return;
+    // the chain is the token plus its stored ancestors; greatest(0, ...): a release never goes below nothing
+    await this.em.execute(
+      `update tokens set committed_cents = greatest(0, committed_cents + ?)
+        where id = ? or id = any(select unnest(ancestor_ids) from tokens where id = ?)`,
+      [cents, tokenId, tokenId],
+    );
   }
 
   async revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]> {
