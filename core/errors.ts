@@ -44,3 +44,10 @@ export const invalidInput = (loc: (string | number)[], msg: string): DomainError
   new DomainError('INVALID_INPUT', `${loc.join('.')}: ${msg}`, [{ loc, msg }]);
 
 export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);
+
+/** The message of anything thrown, for a detail or a log line. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** An upstream service (a cloud, the card processor) could not be reached: 503, with what to do next. */
+export const upstreamUnavailable = (what: string, error: unknown, next: string): DomainError =>
+  new DomainError('UPSTREAM_UNAVAILABLE', `${what}: ${messageOf(error)}; ${next}`);

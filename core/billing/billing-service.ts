@@ -4,7 +4,8 @@ import type { Clock } from '../ports/clock.ts';
 import type { Ids } from '../ports/ids.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
-import type { Account, Deposit, DepositStatus, LedgerEntry } from './account.ts';
+import type { Account, Deposit, DepositStatus, LedgerEntry, LedgerPosting } from './account.ts';
+import { postEntry } from './ledger.ts';
 import { accountFigures, type AccountFigures } from './account-view.ts';
 import { billingPeriods, type BillingPeriod, type Granularity } from './periods.ts';
 
@@ -158,8 +159,9 @@ export class BillingService {
     });
   }
 
-  private async post(uow: UnitOfWork, posting: Parameters<UnitOfWork['ledger']['post']>[0]): Promise<LedgerEntry> {
-    const entry = await uow.ledger.post(posting, this.ids.newId('led'));
+  /** Every posting here has a fresh key: finding it posted before would be a bug, not a retry. */
+  private async post(uow: UnitOfWork, posting: LedgerPosting): Promise<LedgerEntry> {
+    const entry = await postEntry(uow, this.ids, posting);
     if (!entry) throw new DomainError('CONFLICT', `${posting.uniqueKey} was posted before`);
     return entry;
   }

@@ -1,9 +1,10 @@
-import { DomainError, invalidInput, notFound } from '../errors.ts';
+import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
+import { postEntry } from './ledger.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids } from '../ports/ids.ts';
 import { InvalidWebhook, type CheckoutState, type Payments } from '../ports/payments.ts';
-import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import type { Storage } from '../ports/storage.ts';
 import type { AutoRecharge, AutoRechargePayment, Deposit } from './account.ts';
 
 const DAY_MS = 86_400_000;
@@ -38,7 +39,6 @@ export interface AutoRechargeReport {
   failed: number;
 }
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Card money in: checkout sessions that credit once when the processor says they are paid (through the
@@ -96,7 +96,7 @@ export class PaymentsService {
       });
     } catch (error) {
       await this.storage.transaction((uow) => uow.deposits.decide(deposit.id, 'expired', this.clock.now()));
-      throw new DomainError('UPSTREAM_UNAVAILABLE', `the card processor did not open a checkout: ${describe(error)}; nothing was charged`);
+      throw upstreamUnavailable('the card processor did not open a checkout', error, 'nothing was charged');
     }
     await this.storage.transaction(async (uow) => {
       await uow.deposits.attachSession(deposit.id, created.sessionId);
@@ -117,7 +117,7 @@ export class PaymentsService {
     try {
       state = await this.payments.getCheckout(sessionId);
     } catch (error) {
-      throw new DomainError('UPSTREAM_UNAVAILABLE', `the card processor did not answer: ${describe(error)}; try again`);
+      throw upstreamUnavailable('the card processor did not answer', error, 'try again');
     }
     return state ? this.settle(state) : deposit;
   }
@@ -171,7 +171,7 @@ export class PaymentsService {
         throw new Error(`checkout ${state.sessionId} paid ${state.amountCents} cents for a deposit of ${deposit.amountCents}`);
       }
       const account = await uow.accounts.lock(deposit.tenantId, now);
-      await this.post(uow, { tenantId: deposit.tenantId, kind: 'deposit', amountCents: deposit.amountCents, reference: deposit.id, description: 'card payment', uniqueKey: `deposit:${deposit.id}`, at: now });
+      await postEntry(uow, this.ids, { tenantId: deposit.tenantId, kind: 'deposit', amountCents: deposit.amountCents, reference: deposit.id, description: 'card payment', uniqueKey: `deposit:${deposit.id}`, at: now });
       await uow.deposits.decide(deposit.id, 'confirmed', now);
       if (state.card) {
         await uow.accounts.setCard(deposit.tenantId, state.customerId, state.card);
@@ -206,7 +206,7 @@ export class PaymentsService {
       try {
         await this.payments.detachCard(account.card.paymentMethodId);
       } catch (error) {
-        throw new DomainError('UPSTREAM_UNAVAILABLE', `the card processor did not answer: ${describe(error)}; the card is still saved, try again`);
+        throw upstreamUnavailable('the card processor did not answer', error, 'the card is still saved, try again');
       }
     }
     await this.storage.transaction(async (uow) => {
@@ -295,7 +295,7 @@ export class PaymentsService {
       const account = await uow.accounts.lock(tenantId, now);
       if (!account) return;
       if (outcome.ok) {
-        await this.post(uow, { tenantId, kind: 'auto_recharge', amountCents: claim.payment.amountCents, reference: outcome.paymentId, description: 'automatic card payment', uniqueKey: `auto-recharge:${claim.payment.id}`, at: now });
+        await postEntry(uow, this.ids, { tenantId, kind: 'auto_recharge', amountCents: claim.payment.amountCents, reference: outcome.paymentId, description: 'automatic card payment', uniqueKey: `auto-recharge:${claim.payment.id}`, at: now });
         await uow.autoRecharges.decide(claim.payment.id, 'succeeded', null, now);
         if (account.autoRecharge.lastError) await uow.accounts.setAutoRecharge(tenantId, { ...account.autoRecharge, lastError: null });
       } else {
@@ -307,7 +307,4 @@ export class PaymentsService {
     else report.failed++;
   }
 
-  private async post(uow: UnitOfWork, posting: Parameters<UnitOfWork['ledger']['post']>[0]): Promise<void> {
-    await uow.ledger.post(posting, this.ids.newId('led'));
-  }
 }

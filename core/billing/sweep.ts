@@ -1,8 +1,9 @@
+import { messageOf } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Machine, Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { AutoRechargeReport } from './payments-service.ts';
-import type { Instance } from '../rentals/instance.ts';
+import { isInstanceId, type Instance } from '../rentals/instance.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import { accountFigures, billedNow, removalAt } from './account-view.ts';
 
@@ -38,11 +39,8 @@ export interface SweepReport {
   errors: string[];
 }
 
-const OUR_LABEL = /^ins_[a-z0-9]+$/;
 /** Enough for a sweep that was stopped for a month; each round pays at most one block per instance. */
 const MAX_BLOCK_ROUNDS = 800;
-
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * The billing sweep (DESIGN.md §7): reconcile with the providers, carry out removals that are due, pay
@@ -145,7 +143,7 @@ export class SweepService {
       try {
         machines = await provider.listMachines();
       } catch (error) {
-        report.errors.push(`${provider.name}: ${describe(error)}`);
+        report.errors.push(`${provider.name}: ${messageOf(error)}`);
         continue;
       }
       const ours = live.filter((instance) => instance.provider === provider.name);
@@ -160,12 +158,12 @@ export class SweepService {
       }
       await this.storage.transaction((uow) => uow.sweep.markSeen(seen, this.clock.now()));
       for (const machine of machines) {
-        if (!machine.label || !OUR_LABEL.test(machine.label) || known.has(machine.label)) continue;
+        if (!isInstanceId(machine.label) || known.has(machine.label)) continue;
         if (machine.status === 'terminated') continue;
         // ours by its label, with no live rental behind it: nobody pays for it, so it goes
         await provider.terminateMachine(machine.machineId).then(
           () => report.orphansTerminated++,
-          (error: unknown) => report.errors.push(`${provider.name}: terminate orphan ${machine.machineId}: ${describe(error)}`),
+          (error: unknown) => report.errors.push(`${provider.name}: terminate orphan ${machine.machineId}: ${messageOf(error)}`),
         );
       }
     }

@@ -1,3 +1,4 @@
+import { messageOf } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Provider } from '../ports/providers.ts';
 import { cheapestFirst, type MarketNode } from './node.ts';
@@ -26,8 +27,6 @@ export interface FeedView {
   /** Sorted cheapest first. Empty when nothing was fetched yet, or the last good fetch is too old. */
   nodes: readonly MarketNode[];
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * One provider's offers, held as a snapshot: refreshed at most every `refreshIntervalMs`, one refresh
@@ -122,7 +121,7 @@ export class ProviderFeed {
       this.snapshot = { nodes, fetchedAt: this.clock.now(), generation: this.refreshes };
       this.lastError = null;
     } catch (error) {
-      this.lastError = describe(error);
+      this.lastError = messageOf(error);
     } finally {
       clearTimeout(timer);
     }

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.ts';
+import { DomainError, messageOf } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Storage, StoredMarketSummary } from '../ports/storage.ts';
 import type { MarketService } from './market-service.ts';
@@ -88,7 +88,7 @@ export class MarketSummaryService {
       const builtAt = this.clock.now();
       await this.storage.transaction((uow) => uow.marketSummary.completeRefresh(summary, builtAt));
     } catch (error) {
-      await this.storage.transaction((uow) => uow.marketSummary.failRefresh(String((error as Error)?.message ?? error)));
+      await this.storage.transaction((uow) => uow.marketSummary.failRefresh(messageOf(error)));
       throw error;
     }
   }

@@ -1,5 +1,10 @@
 import type { Cents } from '../money.ts';
 
+/** Our instance ids (ins_…): the label every provider carries back, so a machine is known as ours. */
+export const INSTANCE_ID_PREFIX = 'ins';
+const INSTANCE_ID = /^ins_[a-z0-9]+$/;
+export const isInstanceId = (label: unknown): label is string => typeof label === 'string' && INSTANCE_ID.test(label);
+
 export type InstanceStatus = 'provisioning' | 'running' | 'rebooting' | 'terminating' | 'terminated' | 'failed';
 
 /** Statuses in which a machine may exist upstream and is billed. */

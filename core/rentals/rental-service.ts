@@ -1,6 +1,7 @@
 import { accountFigures } from '../billing/account-view.ts';
 import { costUntil } from '../billing/charges.ts';
-import { DomainError, invalidInput, notFound } from '../errors.ts';
+import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
+import { postEntry } from '../billing/ledger.ts';
 import type { MarketService } from '../market/market-service.ts';
 import { rateCentsPerHour } from '../market/pricing.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -8,7 +9,7 @@ import type { Ids, Secrets } from '../ports/ids.ts';
 import { isRebootable, isSelfRemoving, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
-import { isLive, type Instance } from './instance.ts';
+import { INSTANCE_ID_PREFIX, isLive, type Instance } from './instance.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -29,8 +30,6 @@ export interface Rented {
 const unsupported = (provider: string, operation: string) =>
   new DomainError('CONFLICT', `provider ${provider} does not support ${operation}; supported: see the instance's supported_operations`);
 
-const upstreamDown = (failure: unknown, what: string) =>
-  new DomainError('UPSTREAM_UNAVAILABLE', `${what}: ${failure instanceof Error ? failure.message : String(failure)}; try again shortly`);
 
 /** The ledger posting that brings an instance's charges to `cost` (a refund when it paid more). */
 export function settlementOf(instance: Instance, cost: number, key: string, at: Date) {
@@ -96,7 +95,7 @@ export class RentalService {
     try {
       offer = await provider.getOffer(offerId);
     } catch (error) {
-      throw upstreamDown(error, `could not check the price of ${request.nodeId} with ${provider.name}`);
+      throw upstreamUnavailable(`could not check the price of ${request.nodeId} with ${provider.name}`, error, 'try again shortly');
     }
     if (!offer || offer.available <= 0) {
       throw new DomainError('CONFLICT', `node ${request.nodeId} is no longer available; search again with GET /v1/gpus`);
@@ -138,7 +137,7 @@ export class RentalService {
         throw new DomainError('SPEND_CAP_EXCEEDED', `this rental commits ${commitment} cents (rate x termination_hours) and the token's cap leaves ${remaining}`);
       }
       const instance: Instance = {
-        id: this.ids.newId('ins'),
+        id: this.ids.newId(INSTANCE_ID_PREFIX),
         tenantId: caller.tenantId,
         tokenId: caller.id,
         nodeId: offer.id,
@@ -165,7 +164,7 @@ export class RentalService {
         lastSeenAt: null,
       };
       await uow.instances.add(instance);
-      await this.post(uow, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
+      await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
       await uow.tokens.addCommitment(instance.tokenId, commitment);
       return { instance, replayed: false };
     });
@@ -229,7 +228,7 @@ export class RentalService {
       await provider.rebootMachine(instance.machineId);
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') throw new DomainError('CONFLICT', `reboot refused: ${error.message}`);
-      throw upstreamDown(error, `could not reach ${provider.name} to reboot`);
+      throw upstreamUnavailable(`could not reach ${provider.name} to reboot`, error, 'try again shortly');
     }
     return this.storage.transaction(async (uow) => {
       const locked = await uow.instances.lock(tenantId, instanceId);
@@ -266,7 +265,7 @@ export class RentalService {
   async endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed'): Promise<Instance> {
     const cost = status === 'failed' ? 0 : costUntil(instance.rateCentsPerHour, instance.createdAt, at);
     const settlement = settlementOf(instance, cost, `final:${instance.id}`, at);
-    if (settlement) await this.post(uow, settlement);
+    if (settlement) await postEntry(uow, this.ids, settlement);
     if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenId, cost - instance.commitmentCents);
     const ended: Instance = {
       ...instance,
@@ -344,9 +343,6 @@ export class RentalService {
     return { instance: earlier, replayed: true };
   }
 
-  private async post(uow: UnitOfWork, posting: Parameters<UnitOfWork['ledger']['post']>[0]): Promise<void> {
-    await uow.ledger.post(posting, this.ids.newId('led'));
-  }
 }
 
 function splitNodeId(nodeId: string): [string, string] | [] {

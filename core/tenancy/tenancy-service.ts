@@ -3,7 +3,6 @@ import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
 import type { Storage } from '../ports/storage.ts';
-import type { Scope } from './scopes.ts';
 import { BOOTSTRAP_SECRET_LIFETIME_MS, type Tenant } from './tenant.ts';
 import { administers, isActive, maxRentalHours, remainingCents, type Token } from './token.ts';
 import { childTokenTerms, rootTokenTerms, type TokenRequest, type TokenTerms } from './token-terms.ts';

@@ -3,6 +3,7 @@ import { formatUsd } from '../../../core/money.ts';
 import { gpuFamily } from '../../../core/market/gpu-family.ts';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { Machine, MachineStatus } from '../../../core/ports/providers.ts';
+import { isInstanceId } from '../../../core/rentals/instance.ts';
 
 export const PROVIDER = 'lambda';
 /** The tag key that carries our instance id (PROVIDERS.md: name plus tag `cp-id`). */
@@ -11,7 +12,6 @@ export const ID_TAG = 'cp-id';
 export const NAME_TAG = 'cp-name';
 /** Prefix of SSH keys this adapter registers, so only those are ever deleted again. */
 export const SSH_KEY_PREFIX = 'cp-';
-const OUR_LABEL = /^ins_/;
 
 // ---- wire shapes (only the fields we read; unknown ones are ignored) ----
 
@@ -177,8 +177,8 @@ const STATUS: Record<string, MachineStatus> = {
 /** Our id, read back from the tag first and from `name` second. */
 export const labelOf = (instance: LambdaInstance): string | null => {
   const tagged = instance.tags?.find((t) => t.key === ID_TAG)?.value;
-  if (tagged && OUR_LABEL.test(tagged)) return tagged;
-  return instance.name && OUR_LABEL.test(instance.name) ? instance.name : null;
+  if (isInstanceId(tagged)) return tagged;
+  return isInstanceId(instance.name) ? instance.name : null;
 };
 
 export const isOurs = (instance: LambdaInstance): boolean => labelOf(instance) !== null;

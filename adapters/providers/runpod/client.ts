@@ -154,7 +154,8 @@ export class RunpodClient {
   }
 
   async #withRetries(what: string, method: string, url: URL, options: CallOptions): Promise<RawResponse> {
-    const { retries, backoffBaseMs, maxRetryAfterMs } = this.#options;
+    const { retries, maxRetryAfterMs } = this.#options;
+    const wait = (ms: number) => sleep(ms, undefined, options.signal ? { signal: options.signal } : undefined);
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= retries;
       let response: RawResponse;
@@ -164,7 +165,7 @@ export class RunpodClient {
         // A timeout is not retried: the caller's deadline would multiply, and a create may have run.
         const retryable = error instanceof RunpodNetworkError && options.retry === 'safe' && !options.signal?.aborted;
         if (!retryable || last) throw error;
-        await sleep(this.#backoff(attempt), undefined, options.signal ? { signal: options.signal } : undefined);
+        await wait(this.#backoff(attempt));
         continue;
       }
       if (response.status >= 200 && response.status < 300) return response;
@@ -172,13 +173,13 @@ export class RunpodClient {
       const error = new RunpodHttpError(response.status, problemDetail(response));
       if (last) throw error;
       if (response.status === 429) {
-        const wait = retryAfterMs(header(response.headers, 'retry-after')) ?? this.#backoff(attempt);
-        if (wait > maxRetryAfterMs) throw error;
-        await sleep(wait, undefined, options.signal ? { signal: options.signal } : undefined);
+        const delay = retryAfterMs(header(response.headers, 'retry-after')) ?? this.#backoff(attempt);
+        if (delay > maxRetryAfterMs) throw error;
+        await wait(delay);
         continue;
       }
       if (response.status >= 500 && options.retry === 'safe') {
-        await sleep(this.#backoff(attempt), undefined, options.signal ? { signal: options.signal } : undefined);
+        await wait(this.#backoff(attempt));
         continue;
       }
       throw error;

@@ -7,14 +7,13 @@ import { z } from 'zod';
 import { gpuFamily } from '../../../core/market/gpu-family.ts';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { Machine, MachineStatus } from '../../../core/ports/providers.ts';
+import { isInstanceId } from '../../../core/rentals/instance.ts';
 
 export const PROVIDER_NAME = 'runpod';
 
 export type Cloud = 'SECURE' | 'COMMUNITY';
 export const CLOUDS: readonly Cloud[] = ['SECURE', 'COMMUNITY'];
 
-/** Our instance ids all start like this; a pod whose name or env carries one is ours. */
-const OUR_LABEL = /^ins_/;
 /** The env var that carries our instance id inside the pod, beside the pod's `name`. */
 export const LABEL_ENV = 'CP_INSTANCE_ID';
 
@@ -301,9 +300,9 @@ const STATUS: Readonly<Record<string, MachineStatus>> = {
 
 /** Our instance id: the pod's name, or the env var when someone renamed the pod. */
 export function labelOf(pod: PodWire): string | null {
-  if (pod.name && OUR_LABEL.test(pod.name)) return pod.name;
+  if (isInstanceId(pod.name)) return pod.name;
   const fromEnv = pod.env?.[LABEL_ENV];
-  return typeof fromEnv === 'string' && OUR_LABEL.test(fromEnv) ? fromEnv : null;
+  return isInstanceId(fromEnv) ? fromEnv : null;
 }
 
 /** Direct SSH only: the proxy needs a per-pod user name the Machine cannot carry. */

@@ -9,9 +9,8 @@ import {
 } from '../../../core/ports/providers.ts';
 import { EXTRA_FILTER_KEYS, PROVIDER_NAME } from './catalog.ts';
 import { DEFAULT_IMAGE, type SandboxCloud, type SandboxMachine } from './simulator.ts';
+import { isInstanceId } from '../../../core/rentals/instance.ts';
 
-/** Our instance ids; machines without one belong to someone else on the account. */
-const OUR_LABEL = /^ins_/;
 
 const toMachine = (machine: SandboxMachine): Machine => ({
   machineId: machine.machineId,
@@ -75,7 +74,7 @@ export class SandboxProvider implements Provider, Rebootable {
     this.checkReachable('list machines');
     return this.cloud
       .listMachines()
-      .filter((machine) => machine.label !== null && OUR_LABEL.test(machine.label))
+      .filter((machine) => isInstanceId(machine.label)) // others on the account are not ours
       .map(toMachine);
   }
 

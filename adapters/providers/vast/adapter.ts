@@ -23,14 +23,13 @@ import {
   type CreateSettings,
   type SearchSettings,
 } from './mapping.ts';
+import { isInstanceId } from '../../../core/rentals/instance.ts';
 
 export interface VastAdapterSettings {
   search: SearchSettings;
   create: CreateSettings;
 }
 
-/** Our instance ids; listMachines keeps only machines labelled with one. */
-const OUR_LABEL_PREFIX = 'ins_';
 /** Destroy answers that mean the instance is already gone (the spec's and the one dstack has seen). */
 const GONE_CODES = new Set(['no_such_instance', 'not_found']);
 /** The v1 instance list serves at most 25 per page; the cap stops a server that never ends the cursor. */
@@ -198,7 +197,7 @@ export class VastProvider implements Provider, Rebootable {
       if (!Array.isArray(body?.instances)) throw failure('unavailable', 'list instances', 'answer has no instances list', response.status);
       for (const raw of body.instances) {
         const machine = machineFromWire(raw);
-        if (machine?.label?.startsWith(OUR_LABEL_PREFIX)) machines.push(machine);
+        if (machine && isInstanceId(machine.label)) machines.push(machine); // only machines labelled with our ids
       }
       const next = typeof body.next_token === 'string' && body.next_token.length > 0 ? body.next_token : null;
       if (next === null || next === token) return machines;
