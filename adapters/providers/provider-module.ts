@@ -43,6 +43,20 @@ export function envUrl(env: Env, name: string): string | undefined {
   return text;
 }
 
+/**
+ * A real cloud's credentials: `<PREFIX>_API_KEY` enables it, `<PREFIX>_BASE_URL` optionally moves it.
+ * null when the key is unset; a base URL without its key is a half-configured cloud, so it stops the start.
+ */
+export function envCredentials(env: Env, prefix: string, cloud: string): { apiKey: string; baseUrl?: string } | null {
+  const apiKey = env[`${prefix}_API_KEY`]?.trim();
+  const baseUrl = envUrl(env, `${prefix}_BASE_URL`);
+  if (!apiKey) {
+    if (baseUrl) throw new Error(`${prefix}_BASE_URL: set, but ${prefix}_API_KEY is not; set both to enable ${cloud}`);
+    return null;
+  }
+  return { apiKey, ...(baseUrl && { baseUrl }) };
+}
+
 export function envFlag(env: Env, name: string, fallback: boolean): boolean {
   const text = env[name];
   if (text === undefined || text === '') return fallback;

@@ -33,10 +33,8 @@ export interface HandlerContext<P, Q, B> {
 export interface HandlerResult {
   status: number;
   body?: unknown;
-  /** A body already serialized to JSON (for answers built from cached parts); wins over `body`. */
-  json?: string;
-  /** An HTML page (the embedded checkout). */
-  html?: string;
+  /** A body already in its final form: JSON built from cached parts, or an HTML page. Wins over `body`. */
+  raw?: { contentType: 'application/json' | 'text/html'; text: string };
   headers?: Record<string, string>;
 }
 

@@ -122,8 +122,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         res,
       });
       if (result.headers) res.set(result.headers);
-      if (result.json !== undefined) res.status(result.status).type('application/json').send(result.json);
-      else if (result.html !== undefined) res.status(result.status).type('text/html').send(result.html);
+      if (result.raw) res.status(result.status).type(result.raw.contentType).send(result.raw.text);
       else if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     };

@@ -1,4 +1,4 @@
-import { envUrl, type ProviderModule } from '../provider-module.ts';
+import { envCredentials, type ProviderModule } from '../provider-module.ts';
 import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
 import { LambdaProvider } from './adapter.ts';
 import { LambdaClient } from './client.ts';
@@ -44,14 +44,9 @@ export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
   name: 'lambda',
   real: true,
   fromEnv(env) {
-    const apiKey = env.LAMBDA_API_KEY?.trim();
-    const baseUrl = envUrl(env, 'LAMBDA_BASE_URL');
-    if (!apiKey) {
-      if (baseUrl) throw new Error('LAMBDA_BASE_URL: set, but LAMBDA_API_KEY is not; set both to enable Lambda');
-      return null;
-    }
+    const credentials = envCredentials(env, 'LAMBDA', 'Lambda');
     const sshKeyName = env.LAMBDA_SSH_KEY_NAME?.trim();
-    return { apiKey, ...(baseUrl && { baseUrl }), ...(sshKeyName && { sshKeyName }) };
+    return credentials && { ...credentials, ...(sshKeyName && { sshKeyName }) };
   },
   create: (config) => createLambdaProvider(config),
 };

@@ -1,4 +1,4 @@
-import { envUrl, type ProviderModule } from '../provider-module.ts';
+import { envCredentials, envUrl, type ProviderModule } from '../provider-module.ts';
 import type { Dispatcher } from 'undici';
 import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
 import { RunpodProvider } from './adapter.ts';
@@ -59,14 +59,9 @@ export const runpodModule: ProviderModule<RunpodProviderConfig> = {
   name: 'runpod',
   real: true,
   fromEnv(env) {
-    const apiKey = env.RUNPOD_API_KEY?.trim();
-    const baseUrl = envUrl(env, 'RUNPOD_BASE_URL');
-    if (!apiKey) {
-      if (baseUrl) throw new Error('RUNPOD_BASE_URL: set, but RUNPOD_API_KEY is not; set both to enable RunPod');
-      return null;
-    }
+    const credentials = envCredentials(env, 'RUNPOD', 'RunPod');
     const graphqlUrl = envUrl(env, 'RUNPOD_GRAPHQL_URL');
-    return { apiKey, ...(baseUrl && { baseUrl }), ...(graphqlUrl && { graphqlUrl }) };
+    return credentials && { ...credentials, ...(graphqlUrl && { graphqlUrl }) };
   },
   create: (config) => createRunpodProvider(config),
 };

@@ -1,4 +1,4 @@
-import { envInt, envUrl, type ProviderModule } from '../provider-module.ts';
+import { envCredentials, envInt, type ProviderModule } from '../provider-module.ts';
 import { VastClient } from './client.ts';
 import { VastProvider } from './adapter.ts';
 
@@ -71,13 +71,8 @@ export const vastModule: ProviderModule<VastProviderConfig> = {
   name: 'vast',
   real: true,
   fromEnv(env) {
-    const apiKey = env.VAST_API_KEY?.trim();
-    const baseUrl = envUrl(env, 'VAST_BASE_URL');
-    if (!apiKey) {
-      if (baseUrl) throw new Error('VAST_BASE_URL: set, but VAST_API_KEY is not; set both to enable Vast.ai');
-      return null;
-    }
-    return { apiKey, ...(baseUrl && { baseUrl }), diskGb: envInt(env, 'VAST_DISK_GB', 32, 8, 10_000) };
+    const credentials = envCredentials(env, 'VAST', 'Vast.ai');
+    return credentials && { ...credentials, diskGb: envInt(env, 'VAST_DISK_GB', 32, 8, 10_000) };
   },
   create: (config) => createVastProvider(config),
 };

@@ -34,7 +34,6 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
     accountOut(await service.account(tenantId), {
       maxPaymentsPer24h: payments.settings.maxPaymentsPer24h,
       paymentsLast24h: await payments.paymentsLast24h(tenantId),
-      cardPayments: true,
     });
   return [
     defineRoute({

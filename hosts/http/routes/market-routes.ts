@@ -50,7 +50,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           ignored_filters: result.ignoredFilters,
           rentals_open: market.settings.rentalsOpen,
         });
-        return { status: 200, json: `{"nodes":${nodesJson(result.nodes)},${rest.slice(1)}` };
+        return { status: 200, raw: { contentType: 'application/json', text: `{"nodes":${nodesJson(result.nodes)},${rest.slice(1)}` } };
       },
     }),
     defineRoute({

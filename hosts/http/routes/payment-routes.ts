@@ -54,7 +54,7 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
             : `<p>This checkout is ${status}.</p>`;
         return {
           status: 200,
-          html: `<!doctype html><html><head><meta charset="utf-8"><title>Checkout</title></head><body><h1>Add $${formatUsd(amountCents)} to your balance</h1><p>Embedded test processor: no card is charged.</p>${action}</body></html>`,
+          raw: { contentType: 'text/html', text: `<!doctype html><html><head><meta charset="utf-8"><title>Checkout</title></head><body><h1>Add $${formatUsd(amountCents)} to your balance</h1><p>Embedded test processor: no card is charged.</p>${action}</body></html>` },
         };
       },
     }),

@@ -3,11 +3,9 @@ import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
 import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
 import type { SweepReport } from '../../../core/billing/sweep.ts';
-import { queryInt, resourceId, usdAmount } from './common.ts';
+import { dateTimeOut, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
 
 const MAX_CENTS = 10_000_000; // 100,000 USD in one movement
-const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
-const dateTimeOut = () => z.string().meta({ format: 'date-time' });
 
 export const DepositCreate = z
   .strictObject({
@@ -189,8 +187,6 @@ export const balanceOut = ({ account, figures: f }: AccountView): z.input<typeof
 export interface PaymentFacts {
   maxPaymentsPer24h: number;
   paymentsLast24h: number;
-  /** A card processor (Stripe, or the embedded manual one) is configured. */
-  cardPayments: boolean;
 }
 
 export const accountOut = (view: AccountView, facts: PaymentFacts): z.input<typeof AccountOut> => ({
@@ -210,7 +206,8 @@ export const accountOut = (view: AccountView, facts: PaymentFacts): z.input<type
     payments_last_24h: facts.paymentsLast24h,
     max_payments_per_24h: facts.maxPaymentsPer24h,
   },
-  payments: { card: facts.cardPayments, bank_transfer: true },
+  // a card processor is always configured: Stripe, or the embedded one by default
+  payments: { card: true, bank_transfer: true },
 });
 
 export const operatorAccountOut = (view: OperatorAccountView): z.input<typeof OperatorAccountOut> => ({

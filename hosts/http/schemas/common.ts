@@ -40,6 +40,11 @@ export const dateTime = () =>
     .datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2026-12-31T23:59:00Z' })
     .transform((text) => new Date(text));
 
+/** A timestamp in an answer: ISO 8601 text, documented as date-time. */
+export const dateTimeOut = () => z.string().meta({ format: 'date-time' });
+
+export const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
 export const resourceId = (prefix: string) =>
   z
     .string()

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import type { Instance } from '../../../core/rentals/instance.ts';
-import { dateTime, resourceId } from './common.ts';
+import { dateTime, dateTimeOut, isoOrNull, resourceId } from './common.ts';
 
-const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
-const dateTimeOut = () => z.string().meta({ format: 'date-time' });
 
 export const InstanceCreate = z
   .strictObject({

@@ -5,7 +5,7 @@ import { ceilingCents } from '../../../core/market/pricing.ts';
 import { parseExtraFilters, type ExtraFilter, type MarketFilter } from '../../../core/market/search-filter.ts';
 import type { SummaryAnswer } from '../../../core/market/summary-service.ts';
 import { gpuFamily } from '../../../core/market/gpu-family.ts';
-import { documentedAs, queryInt } from './common.ts';
+import { dateTimeOut, documentedAs, isoOrNull, queryInt } from './common.ts';
 
 // ---- query parameters ---------------------------------------------------------------------------
 
@@ -114,7 +114,6 @@ export const toMarketFilter = (query: FilterQuery): MarketFilter => ({
 
 // ---- responses --------------------------------------------------------------------------------
 
-const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
 
 export const NodeOut = z
   .object({
@@ -152,7 +151,7 @@ export const ProviderStatusOut = z
     status: z.enum(['ok', 'error']).meta({ description: 'error: the last refresh failed; offers from an older snapshot may still be listed.' }),
     error: z.string().nullable(),
     snapshot_age_seconds: z.int().nullable().meta({ description: 'Age of the offers served; null when none are.' }),
-    fetched_at: z.string().meta({ format: 'date-time' }).nullable(),
+    fetched_at: dateTimeOut().nullable(),
     count: z.int().meta({ description: 'Matching offers of this provider.' }),
     ignored_filters: z.array(z.string()).meta({ description: 'Filters not applied to this provider: fields it does not report, extra_filters keys it does not know.' }),
     extra_filter_keys: z.array(z.string()),
@@ -194,7 +193,7 @@ export const RecentInstanceOut = z
     gpu_count: z.int(),
     status: z.string(),
     rate_cents_per_hour: z.int(),
-    created_at: z.string().meta({ format: 'date-time' }),
+    created_at: dateTimeOut(),
   })
   .meta({ id: 'RecentInstanceOut' });
 
@@ -221,7 +220,7 @@ export const FamilyOut = z
 
 export const MarketSummaryOut = z
   .object({
-    updated_at: z.string().meta({ format: 'date-time' }),
+    updated_at: dateTimeOut(),
     stale: z.boolean().meta({ description: 'true when the last refresh failed and an older snapshot (at most 10 minutes old) is served.' }),
     gpus_available: z.int(),
     machines: z.int(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SCOPES } from '../../../core/tenancy/scopes.ts';
 import type { Token } from '../../../core/tenancy/token.ts';
 import type { TokenView } from '../../../core/tenancy/tenancy-service.ts';
-import { dateTime, resourceId, usdAmount } from './common.ts';
+import { dateTime, dateTimeOut, isoOrNull, resourceId, usdAmount } from './common.ts';
 
 const scope = z.enum(SCOPES);
 
@@ -14,9 +14,9 @@ export const TenantOut = z
   .object({
     id: z.string(),
     name: z.string(),
-    created_at: z.string().meta({ format: 'date-time' }),
+    created_at: dateTimeOut(),
     bootstrap_secret: z.string().meta({ description: 'Single use, shown once, valid 24 hours: exchange it at POST /v1/tokens.' }),
-    bootstrap_expires_at: z.string().meta({ format: 'date-time' }),
+    bootstrap_expires_at: dateTimeOut(),
   })
   .meta({ id: 'TenantOut' });
 
@@ -39,10 +39,10 @@ const tokenFields = {
   spend_limit_cents: z.int().nullable(),
   committed_cents: z.int(),
   max_rental_hours: z.int().nullable(),
-  expires_at: z.string().meta({ format: 'date-time' }).nullable(),
+  expires_at: dateTimeOut().nullable(),
   parent_id: z.string().nullable(),
-  created_at: z.string().meta({ format: 'date-time' }),
-  revoked_at: z.string().meta({ format: 'date-time' }).nullable(),
+  created_at: dateTimeOut(),
+  revoked_at: dateTimeOut().nullable(),
 };
 
 export const TokenOut = z.object(tokenFields).meta({ id: 'TokenOut' });
@@ -62,7 +62,6 @@ export const TokenSelfOut = z
 
 export const TokenIdParams = z.object({ token_id: resourceId('tok') });
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
   id: token.id,
@@ -71,10 +70,10 @@ export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
   spend_limit_cents: token.spendLimitCents,
   committed_cents: token.committedCents,
   max_rental_hours: token.maxRentalHours,
-  expires_at: iso(token.expiresAt),
+  expires_at: isoOrNull(token.expiresAt),
   parent_id: token.parentId,
   created_at: token.createdAt.toISOString(),
-  revoked_at: iso(token.revokedAt),
+  revoked_at: isoOrNull(token.revokedAt),
 });
 
 export const tokenSelfOut = (view: TokenView): z.input<typeof TokenSelfOut> => ({
