@@ -94,7 +94,7 @@ export class BillingService {
 
   async operatorAccount(tenantId: string): Promise<OperatorAccountView> {
     return this.storage.read(async (uow) => {
-      const pending = await uow.deposits.pendingCounts();
+      const pending = await uow.deposits.pendingCounts(tenantId);
       return { ...(await this.view(uow, tenantId)), pendingDeposits: pending.get(tenantId) ?? 0 };
     });
   }

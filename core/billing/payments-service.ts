@@ -146,10 +146,10 @@ export class PaymentsService {
 
   /** The sweep's catch-up for missed webhooks: every pending checkout is asked about once per pass. */
   async settlePendingCheckouts(): Promise<number> {
-    const pending = await this.storage.read((uow) => uow.deposits.listByStatus('pending'));
+    const pending = await this.storage.read((uow) => uow.deposits.listByStatus('pending', 'checkout'));
     let settled = 0;
     for (const deposit of pending) {
-      if (deposit.kind !== 'checkout' || !deposit.sessionId) continue;
+      if (!deposit.sessionId) continue; // its session is still being opened
       const state = await this.payments.getCheckout(deposit.sessionId).catch(() => null);
       if (state && state.status !== 'open' && (await this.settle(state)).status !== 'pending') settled++;
     }

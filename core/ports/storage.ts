@@ -1,4 +1,4 @@
-import type { Account, AutoRecharge, AutoRechargePayment, CardOnFile, Deposit, DepositStatus, LedgerEntry, LedgerPosting, Pause } from '../billing/account.ts';
+import type { Account, AutoRecharge, AutoRechargePayment, CardOnFile, Deposit, DepositKind, DepositStatus, LedgerEntry, LedgerPosting, Pause } from '../billing/account.ts';
 import type { MarketSummary } from '../market/summary.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
@@ -100,10 +100,10 @@ export interface DepositStore {
   lockBySession(sessionId: string): Promise<Deposit | null>;
   /** The tenant's, newest first. */
   listForTenant(tenantId: string): Promise<Deposit[]>;
-  /** Every tenant's with this status, oldest first. */
-  listByStatus(status: DepositStatus): Promise<Deposit[]>;
+  /** Every tenant's with this status (and kind, when given), oldest first. */
+  listByStatus(status: DepositStatus, kind?: DepositKind): Promise<Deposit[]>;
   /** Pending fund requests per tenant. */
-  pendingCounts(): Promise<Map<string, number>>;
+  pendingCounts(tenantId?: string): Promise<Map<string, number>>;
 }
 
 export interface InstanceStore {

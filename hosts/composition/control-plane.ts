@@ -99,6 +99,13 @@ const PROVISIONING_DEADLINE_MS = 15 * 60_000;
 /** Runaway protection: an account burning more than $1,000 an hour trips its breaker (configurable). */
 const DEFAULT_MAX_BURN_CENTS_PER_HOUR = 100_000;
 
+/** What most services take: the storage, the clock and the id source. */
+const basics = (c: DependencyContainer) => ({
+  storage: c.resolve<Storage>(TOKENS.storage),
+  clock: c.resolve<Clock>(TOKENS.clock),
+  ids: c.resolve<Ids>(TOKENS.ids),
+});
+
 function buildProviders(config: ControlPlaneConfig, clock: Clock): { providers: Provider[]; anyReal: boolean } {
   const settings = config.providers ?? [{ name: 'sandbox', config: {} }];
   let anyReal = false;
@@ -127,9 +134,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     useFactory: instanceCachingFactory(
       (c) =>
         new TenancyService({
-          storage: c.resolve<Storage>(TOKENS.storage),
-          clock: c.resolve<Clock>(TOKENS.clock),
-          ids: c.resolve<Ids>(TOKENS.ids),
+          ...basics(c),
           secrets: c.resolve<Secrets>(TOKENS.secrets),
           ...(config.tokenCacheMs !== undefined && { tokenCacheMs: config.tokenCacheMs }),
         }),
@@ -168,7 +173,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
 
   container.register(TOKENS.billing, {
     useFactory: instanceCachingFactory(
-      (c) => new BillingService({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), ids: c.resolve<Ids>(TOKENS.ids) }),
+      (c) => new BillingService(basics(c)),
     ),
   });
 
@@ -176,9 +181,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     useFactory: instanceCachingFactory(
       (c) =>
         new RentalService({
-          storage: c.resolve<Storage>(TOKENS.storage),
-          clock: c.resolve<Clock>(TOKENS.clock),
-          ids: c.resolve<Ids>(TOKENS.ids),
+          ...basics(c),
           secrets: c.resolve<Secrets>(TOKENS.secrets),
           market: c.resolve<MarketService>(TOKENS.market),
           providers: c.resolve<Provider[]>(TOKENS.providers),
@@ -193,9 +196,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     useFactory: instanceCachingFactory(
       (c) =>
         new PaymentsService({
-          storage: c.resolve<Storage>(TOKENS.storage),
-          clock: c.resolve<Clock>(TOKENS.clock),
-          ids: c.resolve<Ids>(TOKENS.ids),
+          ...basics(c),
           payments: c.resolve<Payments>(TOKENS.payments),
           settings: {
             maxPaymentsPer24h: config.billing?.maxPaymentsPer24h ?? MAX_PAYMENTS_PER_24H,

@@ -60,13 +60,19 @@ export class MikroDepositStore implements DepositStore {
     return rows.map(toDeposit);
   }
 
-  async listByStatus(status: DepositStatus): Promise<Deposit[]> {
-    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where status = ? order by created_at, id`, [status]);
+  async listByStatus(status: DepositStatus, kind?: DepositKind): Promise<Deposit[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${COLUMNS} from deposits where status = ? and (?::text is null or kind = ?) order by created_at, id`,
+      [status, kind ?? null, kind ?? null],
+    );
     return rows.map(toDeposit);
   }
 
-  async pendingCounts(): Promise<Map<string, number>> {
-    const rows = await this.em.execute<Row[]>(`select tenant_id, count(*) as n from deposits where status = 'pending' group by tenant_id`);
+  async pendingCounts(tenantId?: string): Promise<Map<string, number>> {
+    const rows = await this.em.execute<Row[]>(
+      `select tenant_id, count(*) as n from deposits where status = 'pending' and (?::text is null or tenant_id = ?) group by tenant_id`,
+      [tenantId ?? null, tenantId ?? null],
+    );
     return new Map(rows.map((row) => [String(row.tenant_id), num(row.n)]));
   }
 }
