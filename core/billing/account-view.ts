@@ -51,23 +51,24 @@ export function accountFigures(balanceCents: Cents, liveInstances: readonly Inst
     owedCents,
     availableCents,
     burnCentsPerHour,
-    stopsAt: running.length === 0 || paidToRemoval || options.stopsAt === false ? null : stopsAt(availableCents, running, now),
+    stopsAt: running.length === 0 || paidToRemoval || options.stopsAt === false ? null : stopsAt(balanceCents, owedCents, running, now),
     paidToRemoval,
     runningMachines: running.length,
   };
 }
 
 /** The first block boundary, from now on, whose charge the funds left by then do not cover. */
-export function stopsAt(availableCents: Cents, running: readonly Instance[], now: Date): Date | null {
+export function stopsAt(balanceCents: Cents, owedCents: Cents, running: readonly Instance[], now: Date): Date | null {
   // each machine's next boundary: its paid_until, or now when it already runs past it
   const queue = running
     .map((i) => ({ i, paidUntil: i.paidUntil, charged: i.chargedCents, removal: removalAt(i) }))
     .filter((s) => s.removal === null || s.paidUntil.getTime() < s.removal.getTime());
-  let funds = availableCents + running.reduce((sum, i) => sum + owedBy(i, now), 0); // owed is paid from these same funds below
+  // the whole balance: what is owed is paid from it by the first blocks stepped below
+  let funds = balanceCents;
   const horizon = now.getTime() + HORIZON_MS;
   // enough to run every machine to the horizon and beyond: no need to walk a year of blocks
   const hoursAhead = Math.ceil(HORIZON_MS / 3_600_000) + 2;
-  const upperBound = running.reduce((sum, i) => sum + i.rateCentsPerHour * hoursAhead + owedBy(i, now), 0);
+  const upperBound = owedCents + running.reduce((sum, i) => sum + i.rateCentsPerHour * hoursAhead, 0);
   if (funds >= upperBound) return null;
   for (let step = 0; step < MAX_STEPS && queue.length > 0; step++) {
     let next = 0;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { accountFigures, stopsAt } from '../../core/billing/account-view.ts';
+import { accountFigures, owedBy, stopsAt } from '../../core/billing/account-view.ts';
 import { costForMinutes, costUntil, nextBoundary, startedMinutes } from '../../core/billing/charges.ts';
 import type { Instance } from '../../core/rentals/instance.ts';
 import { settlementOf } from '../../core/rentals/rental-service.ts';
@@ -111,7 +111,7 @@ describe('account figures', () => {
       fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 0, max: 1_000_000 }), (r, available) => {
         const running = instance({ rateCentsPerHour: r, chargedCents: r });
         const now = new Date(T0 + 10 * 60_000);
-        const at = stopsAt(available, [running], now);
+        const at = stopsAt(available, 0, [running], now); // not past its paid hour: nothing owed, balance = available
         const hours = Math.floor(available / r);
         const expected = T0 + HOUR + hours * HOUR;
         if (expected - now.getTime() > 366 * 24 * HOUR) expect(at).toBeNull();
@@ -128,8 +128,9 @@ describe('account figures', () => {
           instance({ id: `ins_${i}`, rateCentsPerHour: r, chargedCents: r, createdAt: new Date(T0 + offset * 60_000 - HOUR), paidUntil: new Date(T0 + offset * 60_000) }),
         );
         const [low, high] = a <= b ? [a, b] : [b, a];
-        const early = stopsAt(low, running, now);
-        const late = stopsAt(high, running, now);
+        const owed = running.reduce((sum, i) => sum + owedBy(i, now), 0);
+        const early = stopsAt(low, owed, running, now);
+        const late = stopsAt(high, owed, running, now);
         if (early && late) expect(late.getTime()).toBeGreaterThanOrEqual(early.getTime());
         if (!early) expect(late).toBeNull();
         expect(accountFigures(a, [], now)).toMatchObject({ stopsAt: null, burnCentsPerHour: 0, runningMachines: 0 });
