@@ -190,7 +190,8 @@ export class VastProvider implements Provider, Rebootable {
         select_cols: JSON.stringify(['*']),
         order_by: JSON.stringify([{ col: 'id', dir: 'asc' }]),
       };
-      if (token !== null) query.after_token = JSON.stringify(token);
+      // the previous next_token as it is: Vast answers a JSON-quoted token with a 400
+      if (token !== null) query.after_token = token;
       const response = await this.#read('list instances', '/api/v1/instances/', query);
       if (response.status < 200 || response.status >= 300) throw fromResponse('unavailable', 'list instances', response);
       const body = response.body as { instances?: unknown; next_token?: unknown } | null;

@@ -386,10 +386,10 @@ describe('vast instances: quirks, lifecycle', () => {
     expect(ours.map((m) => [m.machineId, m.label])).toEqual([[String(fromString), 'ins_fromenv']]);
   });
 
-  it('follows the v1 list cursor across pages of 25', async () => {
-    const provider = await open();
+  /** `count` machines made on the account outside the adapter; every tenth carries no label. */
+  const seedInstances = (count: number) => {
     const offer = fake.state.offers.get(31415926)!;
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < count; i++) {
       fake.state.instances.set(8_000_000 + i, {
         id: 8_000_000 + i,
         offerId: offer.id,
@@ -407,6 +407,11 @@ describe('vast instances: quirks, lifecycle', () => {
         overrides: {},
       });
     }
+  };
+
+  it('follows the v1 list cursor across pages of 25', async () => {
+    const provider = await open();
+    seedInstances(30);
     const ours = await provider.listMachines();
     expect(ours).toHaveLength(27);
     expect(new Set(ours.map((m) => m.machineId)).size).toBe(27);
@@ -415,6 +420,39 @@ describe('vast instances: quirks, lifecycle', () => {
     expect(pages[0]!.query.limit).toBe('25');
     expect(pages[0]!.query.after_token).toBeUndefined();
     expect(pages[1]!.query.after_token).toBeDefined();
+  });
+
+  it('lists more than 25 machines over three pages, sending each next_token back exactly as it came', async () => {
+    const provider = await open();
+    seedInstances(70);
+    const ours = await provider.listMachines();
+    expect(ours.map((m) => m.label).sort()).toEqual(
+      Array.from({ length: 70 }, (_, i) => i).filter((i) => i % 10 !== 9).map((i) => `ins_page${String(i).padStart(2, '0')}`),
+    );
+    const pages = fake.requestsTo('GET', /^\/api\/v1\/instances\/$/);
+    expect(pages).toHaveLength(3);
+    // the cursor is opaque text: never JSON-quoted, which Vast answers with a 400
+    for (const page of pages.slice(1)) expect(page.query.after_token).toMatch(/^eyJ[A-Za-z0-9_-]+$/);
+    const tokens = await Promise.all(
+      pages.slice(0, 2).map(async (page) => {
+        const again = await request(`${fake.url}/api/v1/instances/?${new URLSearchParams(page.query)}`, { headers: { authorization: `Bearer ${KEY}` } });
+        return ((await again.body.json()) as { next_token: string }).next_token;
+      }),
+    );
+    expect(pages.slice(1).map((page) => page.query.after_token)).toEqual(tokens);
+  });
+
+  it('the fake answers 400 to a quoted or made-up cursor, as Vast does', async () => {
+    await open();
+    seedInstances(30);
+    const list = async (afterToken: string) =>
+      (await request(`${fake.url}/api/v1/instances/?${new URLSearchParams({ limit: '25', after_token: afterToken })}`, { headers: { authorization: `Bearer ${KEY}` } })).statusCode;
+    const first = await request(`${fake.url}/api/v1/instances/?limit=25`, { headers: { authorization: `Bearer ${KEY}` } });
+    const next = ((await first.body.json()) as { next_token: string }).next_token;
+    expect(await list(next)).toBe(200);
+    expect(await list(JSON.stringify(next))).toBe(400);
+    expect(await list('8000024')).toBe(400);
+    expect(await list('not a token')).toBe(400);
   });
 
   it('maps Vast states to ours', async () => {

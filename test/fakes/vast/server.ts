@@ -107,6 +107,20 @@ const readBody = (req: IncomingMessage): Promise<string> =>
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The v1 list cursor: opaque base64url JSON, as Vast's own tokens look ("eyJ..."). */
+const cursorAfter = (id: number): string => Buffer.from(JSON.stringify({ after_id: id })).toString('base64url');
+
+/** The id a cursor continues after, or null when the text is not a cursor this server issued. */
+function cursorPosition(token: string): number | null {
+  if (!/^[A-Za-z0-9_-]+$/.test(token)) return null; // quotes, padding, spaces: not one of ours
+  try {
+    const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { after_id?: unknown };
+    return Number.isSafeInteger(decoded?.after_id) && cursorAfter(decoded.after_id as number) === token ? (decoded.after_id as number) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The search's derived fields: price for the storage asked for, the verified flag the filters use. */
 const searchView = (offer: FakeVastOffer, allocated: number): Record<string, unknown> => {
   const storageHour = (offer.storage_cost * allocated) / 30 / 24;
@@ -331,7 +345,7 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
 
   function listV1(recorded: RecordedRequest, res: ServerResponse): void {
     const parsed: Record<string, unknown> = {};
-    for (const key of ['limit', 'after_token', 'order_by', 'select_cols', 'select_filters']) {
+    for (const key of ['limit', 'order_by', 'select_cols', 'select_filters']) {
       const raw = recorded.query[key];
       if (raw === undefined) continue;
       try {
@@ -341,7 +355,10 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
       }
     }
     const limit = Math.min(25, typeof parsed.limit === 'number' && parsed.limit > 0 ? parsed.limit : 25);
-    const after = typeof parsed.after_token === 'string' ? Number(Buffer.from(parsed.after_token, 'base64url').toString('utf8')) : 0;
+    // after_token is the previous answer's next_token as it is: a JSON-quoted or made-up one is a 400
+    const token = recorded.query.after_token;
+    const after = token === undefined ? 0 : cursorPosition(token);
+    if (after === null) return send(res, 400, error('invalid_args', 'invalid after_token: send the previous next_token unchanged'));
     let all = [...state.instances.values()].sort((a, b) => a.id - b.id).map((instance) => renderInstance(state, instance));
     const filters = (parsed.select_filters ?? {}) as Record<string, Record<string, unknown>>;
     for (const [field, condition] of Object.entries(filters)) {
@@ -360,7 +377,7 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
       instances_found: page.length,
       total_instances: all.length,
       label_counts: labelCounts,
-      next_token: more ? Buffer.from(String(page.at(-1)!.id)).toString('base64url') : null,
+      next_token: more ? cursorAfter(page.at(-1)!.id as number) : null,
       instances: page,
     });
   }
