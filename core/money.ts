@@ -17,6 +17,8 @@ export interface UsdParseOptions {
 export type UsdParseResult = { ok: true; cents: Cents } | { ok: false; reason: string };
 
 const DECIMAL = /^(-)?(\d+)(?:\.(\d{1,2}))?$/;
+/** One text per amount: "5.00" and "0.50", never "05.00"; several spellings of one amount hide typos. */
+const LEADING_ZEROS = /^-?0\d/;
 
 /** The shortest decimal text that reads back as this number (how JS prints numbers). */
 const numberToDecimalText = (value: number): string | null => {
@@ -28,9 +30,13 @@ const numberToDecimalText = (value: number): string | null => {
 export function parseUsd(input: unknown, options: UsdParseOptions = {}): UsdParseResult {
   let text: string | null;
   if (typeof input === 'number') text = numberToDecimalText(input);
-  else if (typeof input === 'string') text = input.trim();
+  else if (typeof input === 'string') text = input;
   else return { ok: false, reason: 'must be a USD amount given as a number or a decimal string, e.g. 19.99' };
   if (text === null) return { ok: false, reason: 'must be a finite amount in plain decimal notation, e.g. 19.99' };
+  if (text !== text.trim() && text.trim() !== '') return { ok: false, reason: `has spaces around it; send "${text.trim()}" alone` };
+  if (LEADING_ZEROS.test(text) && DECIMAL.test(text)) {
+    return { ok: false, reason: `"${text}" has leading zeros; write it like ${text.replace(/^(-?)0+(?=\d)/, '$1')}` };
+  }
 
   const match = DECIMAL.exec(text);
   if (!match) {

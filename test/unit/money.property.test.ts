@@ -75,14 +75,36 @@ describe('USD <-> cents', () => {
     fc.assert(
       fc.property(
         fc.oneof(
-          fc.string().filter((s) => !/^\s*-?\d+(\.\d{1,2})?\s*$/.test(s)),
-          fc.constantFrom<unknown>(null, undefined, true, {}, [], NaN, Infinity, -Infinity, 1e21, 1e-7, '1e3', '0x10', '.5', '5.', '1,000.00', '$5', ' ', ''),
+          fc.string().filter((s) => !/^-?(0|[1-9]\d*)(\.\d{1,2})?$/.test(s)),
+          fc.constantFrom<unknown>(null, undefined, true, {}, [], NaN, Infinity, -Infinity, 1e21, 1e-7, '1e3', '0x10', '.5', '5.', '1,000.00', '$5', ' ', '', ' 5', '5 ', '05', '00005.00', '-007'),
         ),
         (input) => {
           expect(parseUsd(input, { allowZero: true, allowNegative: true }).ok).toBe(false);
         },
       ),
     );
+  });
+
+  it('accepts one canonical text per amount: no surrounding spaces, no leading zeros ("0.50" stays valid)', () => {
+    const padded = fc.tuple(fc.integer({ min: 0, max: MAX_CENTS }), fc.stringMatching(/^[ \t\n\r]+$/), fc.constantFrom('before', 'after', 'both'));
+    fc.assert(
+      fc.property(padded, ([c, space, where]) => {
+        const text = formatUsd(c);
+        const input = where === 'before' ? space + text : where === 'after' ? text + space : space + text + space;
+        expect(parseUsd(input, { allowZero: true })).toMatchObject({ ok: false, reason: expect.stringMatching(/spaces/) });
+      }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: MAX_CENTS }), fc.integer({ min: 1, max: 5 }), fc.boolean(), (c, zeros, negative) => {
+        const input = `${negative ? '-' : ''}${'0'.repeat(zeros)}${formatUsd(c)}`;
+        expect(parseUsd(input, { allowZero: true, allowNegative: true })).toMatchObject({ ok: false, reason: expect.stringMatching(/leading zero/) });
+      }),
+    );
+    expect(parseUsd('00005.00')).toMatchObject({ ok: false, reason: expect.stringMatching(/leading zero.*5\.00/) });
+    expect(parseUsd(' 5')).toMatchObject({ ok: false });
+    expect(parseUsd('0.50')).toEqual({ ok: true, cents: 50 });
+    expect(parseUsd('0')).toMatchObject({ ok: false, reason: 'must be greater than 0' });
+    expect(parseUsd('-0.50', { allowNegative: true })).toEqual({ ok: true, cents: -50 });
   });
 
   it('enforces an upper bound exactly at the bound', () => {

@@ -35,6 +35,24 @@ describe('USD amounts of payments (checkout, deposits, auto-recharge threshold a
     );
   });
 
+  it('refuse amounts with surrounding spaces or leading zeros, naming what to fix', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: MAX }),
+        fc.constantFrom((t: string) => ` ${t}`, (t: string) => `${t} `, (t: string) => `\t${t}\n`, (t: string) => `0${t}`, (t: string) => `000${t}`),
+        (cents, mangle) => {
+          const bad = mangle(text(cents));
+          const parsed = DepositCreate.safeParse({ amount_usd: bad });
+          expect(parsed.success).toBe(false);
+          expect(parsed.error?.issues[0]?.message).toMatch(/spaces|leading zero/);
+          expect(CheckoutCreate.safeParse({ amount_usd: bad }).success).toBe(false);
+          expect(AutoRechargeUpdate.safeParse({ enabled: true, amount_usd: bad }).success).toBe(false);
+        },
+      ),
+    );
+    expect(DepositCreate.parse({ amount_usd: '0.50' }).amount_usd).toBe(50);
+  });
+
   it('let null or absence keep the current value', () => {
     expect(AutoRechargeUpdate.parse({ enabled: false, threshold_usd: null })).toEqual({ enabled: false, threshold_usd: null });
     expect(AutoRechargeUpdate.parse({ enabled: true })).toEqual({ enabled: true });
