@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ProviderSetting } from '../../adapters/providers/provider-module.ts';
 import { PROVIDER_MODULES } from '../../adapters/providers/registry.ts';
 import type { StorageTarget } from '../../adapters/storage/mikro-storage.ts';
+import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
 
 /** Typed configuration of a control plane, whoever builds it: environment variables or an embedding program. */
 export interface ControlPlaneConfig {
@@ -15,7 +16,10 @@ export interface ControlPlaneConfig {
   providers?: ProviderSetting[];
   market?: MarketConfig;
   billing?: BillingConfig;
-  /** The card processor: the embedded manual one (default) or Stripe. */
+  /**
+   * The card processor: Stripe, or the embedded manual one, whose checkout page credits pretend money. Unset means
+   * the manual one while only the sandbox is enabled; with a real cloud it must be named (`{ kind: 'manual' }`: a trial).
+   */
   payments?: PaymentsConfig;
   /** Where this server is reached from outside (checkout pages, return addresses). Default http://localhost:8080. */
   publicUrl?: string;
@@ -76,6 +80,7 @@ const EnvSchema = z.object({
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\w+$/, 'must be a Stripe secret key (sk_test_…, sk_live_…)').optional(),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\w+$/, 'must be a Stripe webhook signing secret (whsec_…)').optional(),
   STRIPE_API_BASE: z.url().optional(),
+  PAYMENTS: z.enum(['manual', 'stripe']).optional(),
   PUBLIC_URL: z.url().optional(),
   CHECKOUT_RETURN_URL: z.url().optional(),
   MAX_PAYMENTS_PER_24H: z.coerce.number().int().min(1).max(100).default(3),
@@ -105,17 +110,27 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
   }
   const e = result.data;
   const providers: ProviderSetting[] = [];
+  const realClouds: string[] = [];
   const problems: string[] = [];
   for (const module of PROVIDER_MODULES) {
     try {
       const config = module.fromEnv(env);
       if (config !== null) providers.push({ name: module.name, config });
+      if (config !== null && module.real) realClouds.push(module.name);
     } catch (error) {
       problems.push(`  ${(error as Error).message}`);
     }
   }
+  const stripeKeys = Boolean(e.STRIPE_SECRET_KEY) && Boolean(e.STRIPE_WEBHOOK_SECRET);
   if (Boolean(e.STRIPE_SECRET_KEY) !== Boolean(e.STRIPE_WEBHOOK_SECRET)) {
     problems.push('  STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET: set both to use Stripe, or neither for the embedded processor');
+  } else if (e.PAYMENTS === 'stripe' && !stripeKeys) {
+    problems.push('  PAYMENTS=stripe: set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET too');
+  }
+  // the embedded processor's page credits pretend money: with a real cloud it must be asked for by name
+  const paymentsKind = e.PAYMENTS ?? (stripeKeys ? 'stripe' : 'manual');
+  if (paymentsKind === 'manual' && e.PAYMENTS === undefined && realClouds.length > 0) {
+    problems.push(`  ${unpaidRealCloudsMessage(realClouds, 'environment')}`);
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return {
@@ -130,7 +145,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     providers,
     billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100, maxPaymentsPer24h: e.MAX_PAYMENTS_PER_24H },
     payments:
-      e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET
+      paymentsKind === 'stripe' && e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET
         ? { kind: 'stripe', secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, ...(e.STRIPE_API_BASE && { apiBase: e.STRIPE_API_BASE }) }
         : { kind: 'manual' },
     publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,

@@ -20,7 +20,7 @@ import { SweepService } from '../../core/billing/sweep.ts';
 import { PaymentsService } from '../../core/billing/payments-service.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
-import { createPayments } from './payments.ts';
+import { choosePayments, createPayments } from './payments.ts';
 import { manualCheckoutRoutes, stripeWebhookRoutes } from '../http/routes/payment-routes.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
@@ -121,6 +121,10 @@ function buildProviders(config: ControlPlaneConfig, clock: Clock): { providers: 
 /** The composition root: picks adapters from configuration and wires the core to them. */
 export async function createControlPlane(config: ControlPlaneConfig, overrides: ControlPlaneOverrides = {}): Promise<ControlPlane> {
   const logger = overrides.logger ?? pino({ level: config.logLevel, base: { service: 'gpu-control-plane' } });
+  // refused before anything opens: the embedded processor, unasked, beside a real cloud
+  const enabled = overrides.providers?.map((p) => p.name) ?? config.providers?.map((p) => p.name) ?? [];
+  const publicUrl = config.publicUrl ?? 'http://localhost:8080';
+  const payments = overrides.payments ?? (await createPayments(choosePayments(config.payments, enabled.filter((name) => providerModule(name)?.real)), publicUrl));
   const storage = await MikroStorage.open(config.storage);
 
   const container = rootContainer.createChildContainer();
@@ -189,9 +193,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
-  const publicUrl = config.publicUrl ?? 'http://localhost:8080';
   const returnUrl = config.checkoutReturnUrl ?? `${publicUrl.replace(/\/+$/, '')}/`;
-  container.register<Payments>(TOKENS.payments, { useValue: overrides.payments ?? createPayments(config.payments ?? { kind: 'manual' }, publicUrl) });
+  container.register<Payments>(TOKENS.payments, { useValue: payments });
   container.register(TOKENS.paymentsService, {
     useFactory: instanceCachingFactory(
       (c) =>

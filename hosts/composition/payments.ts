@@ -1,14 +1,22 @@
 import { createManualPayments } from '../../adapters/payments/manual/index.ts';
-import { createStripePayments } from '../../adapters/payments/stripe/index.ts';
 import type { Payments } from '../../core/ports/payments.ts';
-import type { PaymentsConfig } from './config.ts';
+import { ConfigError, type PaymentsConfig } from './config.ts';
+import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
 
-/** The card processor the configuration names: the embedded manual one, or Stripe. */
-export function createPayments(config: PaymentsConfig, publicUrl: string): Payments {
+/** The processor a control plane runs with: the one configured, else the embedded one, which a real cloud refuses unasked. */
+export function choosePayments(config: PaymentsConfig | undefined, realClouds: readonly string[]): PaymentsConfig {
+  if (config) return config;
+  if (realClouds.length > 0) throw new ConfigError(unpaidRealCloudsMessage(realClouds, 'embedding'));
+  return { kind: 'manual' };
+}
+
+/** The card processor the configuration names: the embedded manual one, or Stripe (its SDK loaded only then). */
+export async function createPayments(config: PaymentsConfig, publicUrl: string): Promise<Payments> {
   switch (config.kind) {
     case 'manual':
       return createManualPayments(publicUrl);
     case 'stripe': {
+      const { createStripePayments } = await import('../../adapters/payments/stripe/index.ts');
       // STRIPE_API_BASE points the SDK at another host (a local fake in tests), as the SDK's host/port/protocol
       const base = config.apiBase ? new URL(config.apiBase) : null;
       return createStripePayments({

@@ -17,7 +17,8 @@ afterEach(async () => {
 
 async function serve(config: Parameters<typeof startApi>[0] = {}, sandbox: SandboxProvider = createSandboxProvider(), extra: { lambda?: FakeLambda } = {}) {
   const providers = [sandbox, ...(extra.lambda ? [lambdaOn(extra.lambda)] : [])];
-  const api = await startApi(config, { providers });
+  // a real cloud (the Lambda fake) beside the embedded card processor: a trial, so the processor is named
+  const api = await startApi({ payments: { kind: 'manual' }, ...config }, { providers });
   open.push(api);
   const { token } = await api.newTenant();
   return { api, token, sandbox, feed: () => api.plane.services.market.feed('sandbox')! };
@@ -170,8 +171,9 @@ describe('providers from the environment', () => {
       RUNPOD_BASE_URL: runpod.url,
       LAMBDA_API_KEY: lambda.state.apiKey,
       LAMBDA_BASE_URL: lambda.url,
+      PAYMENTS: 'manual',
     });
-    const api = await startApi({ providers: env.providers!, market: env.market! });
+    const api = await startApi({ providers: env.providers!, market: env.market!, payments: env.payments! });
     open.push(api);
     const { token } = await api.newTenant();
     const res = await api.call('GET', '/v1/gpus?limit=1000', { token });

@@ -41,6 +41,15 @@ describe('the server process', () => {
     expect(run.stderr).toMatch(/PORT/);
   });
 
+  it('refuses to start a real cloud on the embedded card processor unasked, naming STRIPE_SECRET_KEY and PAYMENTS (exit code 2)', async () => {
+    const unpaid = { VAST_API_KEY: 'vast-key', RENTALS_OPEN: 'false', STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', PAYMENTS: '', DATA_DIR: 'memory://' };
+    const run = await startServer(unpaid);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/vast is enabled/);
+    expect(run.stderr).toMatch(/STRIPE_SECRET_KEY/);
+    expect(run.stderr).toMatch(/PAYMENTS=manual/);
+  });
+
   it('starts on embedded defaults, answers, and shuts down cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gcp-server-'));
     let health: unknown;

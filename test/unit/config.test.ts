@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configFromEnv } from '../../hosts/composition/config.ts';
+import { createControlPlane } from '../../hosts/composition/control-plane.ts';
+import { createRunpodProvider } from '../../adapters/providers/runpod/index.ts';
 
 describe('configuration from the environment', () => {
   it('runs on embedded defaults with nothing set', () => {
@@ -26,6 +28,26 @@ describe('configuration from the environment', () => {
     expect(() => configFromEnv({ STRIPE_SECRET_KEY: 'pk_live_abc', STRIPE_WEBHOOK_SECRET: 'whsec_def456' })).toThrow(/STRIPE_SECRET_KEY/);
   });
 
+  it('chooses the card processor by PAYMENTS, else by the Stripe keys', () => {
+    const stripe = { STRIPE_SECRET_KEY: 'sk_test_abc123', STRIPE_WEBHOOK_SECRET: 'whsec_def456' };
+    expect(configFromEnv({ PAYMENTS: 'stripe', ...stripe }).payments).toMatchObject({ kind: 'stripe', secretKey: 'sk_test_abc123' });
+    expect(configFromEnv({ PAYMENTS: 'manual', ...stripe }).payments).toEqual({ kind: 'manual' }); // named, it wins over the keys
+    expect(configFromEnv({ PAYMENTS: 'manual' }).payments).toEqual({ kind: 'manual' });
+    const keyless = () => configFromEnv({ PAYMENTS: 'stripe' });
+    expect(keyless).toThrow(ConfigError);
+    expect(keyless).toThrow(/PAYMENTS=stripe.*STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET/);
+  });
+
+  it.each([undefined, 'true', 'false'])('refuses the embedded processor unasked once a real cloud is on (RENTALS_OPEN %s)', (rentalsOpen) => {
+    const env = { RUNPOD_API_KEY: 'runpod-key', ...(rentalsOpen && { RENTALS_OPEN: rentalsOpen }) };
+    expect(() => configFromEnv(env)).toThrow(ConfigError);
+    expect(() => configFromEnv(env)).toThrow(/STRIPE_SECRET_KEY.*PAYMENTS=manual/s);
+    expect(() => configFromEnv(env)).toThrow(/runpod is enabled/);
+    // a trial names the embedded processor; Stripe's keys need no PAYMENTS
+    expect(configFromEnv({ ...env, PAYMENTS: 'manual' }).payments).toEqual({ kind: 'manual' });
+    expect(configFromEnv({ ...env, STRIPE_SECRET_KEY: 'sk_live_abc123', STRIPE_WEBHOOK_SECRET: 'whsec_def456' }).payments).toMatchObject({ kind: 'stripe' });
+  });
+
   it('enables each real cloud by its API key, and the sandbox can be turned off', () => {
     const config = configFromEnv({
       VAST_API_KEY: 'vast-key',
@@ -35,6 +57,7 @@ describe('configuration from the environment', () => {
       SANDBOX_ENABLED: 'false',
       MARKUP_BPS: '1500',
       RENTALS_OPEN: 'true',
+      PAYMENTS: 'manual',
     });
     expect(config.providers).toEqual([
       { name: 'vast', config: { apiKey: 'vast-key', diskGb: 32 } },
@@ -76,9 +99,24 @@ describe('configuration from the environment', () => {
     ['STRIPE_SECRET_KEY', 'sk_test_only_the_key'],
     ['STRIPE_WEBHOOK_SECRET', 'whsec_only_the_secret'],
     ['MAX_PAYMENTS_PER_24H', '0'],
+    ['PAYMENTS', 'card'],
     ['PUBLIC_URL', 'gpus.example.com'],
   ])('stops on a bad %s with a message naming it', (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => configFromEnv({ [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
+describe('an embedding program\'s configuration', () => {
+  it('is refused, before any storage opens, when a real cloud would run beside the embedded processor unasked', async () => {
+    // nothing listens on port 9: opening the storage would fail with another error
+    const base = { storage: { kind: 'postgres' as const, url: 'postgres://nobody@127.0.0.1:9/none' }, operatorKeys: [], rateLimits: { publicPerMinute: 1, perTokenPerMinute: 1 }, logLevel: 'silent' };
+    const fromConfig = createControlPlane({ ...base, providers: [{ name: 'vast', config: { apiKey: 'vast-key' } }] });
+    await expect(fromConfig).rejects.toThrow(ConfigError);
+    await expect(fromConfig).rejects.toThrow(/payments:.*vast is enabled.*STRIPE_SECRET_KEY.*PAYMENTS=manual/);
+    const fromOverride = createControlPlane(base, { providers: [createRunpodProvider({ apiKey: 'runpod-key' })] });
+    await expect(fromOverride).rejects.toThrow(/runpod is enabled/);
+    // named, the embedded processor passes the check (and the start then fails only at the storage)
+    await expect(createControlPlane({ ...base, providers: [{ name: 'vast', config: { apiKey: 'vast-key' } }], payments: { kind: 'manual' } })).rejects.not.toThrow(ConfigError);
   });
 });
