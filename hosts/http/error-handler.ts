@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { loggableError } from './error-log.ts';
 import { isDomainError, toHttpError } from './error-mapper.ts';
 import type { RouteDef } from './route.ts';
 
@@ -29,7 +30,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(status).json({ detail: httpish.message ?? 'bad request' });
       return;
     }
-    logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+    // not `err: error`: a database error carries the statement's values; the URL's query is left out for the same reason
+    logger.error({ err: loggableError(error), method: req.method, path: req.path }, 'request failed');
     res.status(500).json({ detail: 'internal error; it has been logged' });
   };
 }

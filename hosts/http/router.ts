@@ -1,5 +1,4 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import { z } from 'zod';
 import { DomainError } from '../../core/errors.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Scope } from '../../core/tenancy/scopes.ts';
@@ -31,8 +30,6 @@ const wrap =
   (req, res, next) => {
     fn(req, res).then(() => next(), next);
   };
-
-const EMPTY = z.object({});
 
 /** Builds the Express router for a route table: access, rate limits, validation, then the handler. */
 export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Router {
@@ -109,8 +106,9 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
     }
 
     const answer = async (req: Request, res: Response): Promise<void> => {
-      const params = parsePart(route.params ?? EMPTY, req.params, 'path');
-      const query = parsePart(route.query ?? EMPTY, req.query, 'query');
+      // a part the route does not read is not checked either: `?utm=1&utm=2` on a route without a query is ignored
+      const params = route.params ? parsePart(route.params, req.params, 'path') : {};
+      const query = route.query ? parsePart(route.query, req.query, 'query') : {};
       const rawBody = req.body === undefined && route.bodyOptional ? {} : req.body;
       const body = route.body ? parsePart(route.body, rawBody, 'body') : undefined;
       const result = await route.handle({

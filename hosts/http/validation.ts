@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { DomainError, type FieldProblem } from '../../core/errors.ts';
+import { textProblems } from './request-text.ts';
 
 type Part = 'body' | 'query' | 'path';
 
@@ -9,8 +10,19 @@ const describe = (problems: FieldProblem[]): string =>
     .map((p) => `${p.loc.join('.')}: ${p.msg}`)
     .join('; ') + (problems.length > 5 ? `; and ${problems.length - 5} more` : '');
 
-/** Parses one part of a request; a failure becomes INVALID_INPUT naming every field to fix. */
+/** A query parameter sent twice (`?limit=1&limit=2`) arrives as an array: say so rather than "expected string". */
+const repeatedParameters = (query: unknown): FieldProblem[] =>
+  Object.entries(query && typeof query === 'object' ? query : {})
+    .filter(([, value]) => Array.isArray(value))
+    .map(([name, value]) => ({ loc: ['query', name], msg: `given more than once (${(value as unknown[]).length} times); send it once` }));
+
+/**
+ * Parses one part of a request; a failure becomes INVALID_INPUT naming every field to fix. Checks that hold for
+ * every route come first: each parameter once, and only text the database can store as sent.
+ */
 export function parsePart<S extends z.ZodType>(schema: S, value: unknown, part: Part): z.output<S> {
+  const refused = [...(part === 'query' ? repeatedParameters(value) : []), ...textProblems(value, [part])];
+  if (refused.length > 0) throw new DomainError('INVALID_INPUT', describe(refused), refused);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const problems: FieldProblem[] = result.error.issues.map((issue) => {

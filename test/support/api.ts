@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
 import { createControlPlane, type ControlPlane, type ControlPlaneOverrides } from '../../hosts/composition/control-plane.ts';
@@ -28,7 +28,7 @@ export interface TestApi {
 /** The real HTTP server on a free port, over a fresh database, with a clock the test moves. */
 export async function startApi(
   config: Partial<ControlPlaneConfig> = {},
-  options: { providers?: ControlPlaneOverrides['providers']; payments?: ControlPlaneOverrides['payments']; database?: TestDatabase; clock?: ManualClock } = {},
+  options: { providers?: ControlPlaneOverrides['providers']; payments?: ControlPlaneOverrides['payments']; database?: TestDatabase; clock?: ManualClock; logger?: Logger } = {},
 ): Promise<TestApi> {
   const database: TestDatabase = options.database ?? (await freshDatabase());
   const clock = options.clock ?? new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
@@ -42,7 +42,7 @@ export async function startApi(
       market: { backgroundRefresh: false, ...config.market },
       billing: { sweep: false, ...config.billing },
     },
-    { clock, logger: pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }), ...(options.payments && { payments: options.payments }) },
+    { clock, logger: options.logger ?? pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }), ...(options.payments && { payments: options.payments }) },
   );
   const server: Server = createHttpApp(plane).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
