@@ -8,7 +8,8 @@ import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
 export interface ControlPlaneConfig {
   storage: StorageTarget;
   operatorKeys: string[];
-  rateLimits: { publicPerMinute: number; perTokenPerMinute: number };
+  /** operatorPerMinute: per operator key, apart from the public budget (default 600). */
+  rateLimits: { publicPerMinute: number; perTokenPerMinute: number; operatorPerMinute?: number };
   logLevel: string;
   /** How long an authenticated token is reused before its row is read again (default 5000 ms; 0: every time). */
   tokenCacheMs?: number;
@@ -75,6 +76,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_PUBLIC_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  OPERATOR_RATE_LIMIT_PER_MINUTE: positiveInt(600),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   SWEEP: z.enum(['on', 'off']).default('on'),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\w+$/, 'must be a Stripe secret key (sk_test_…, sk_live_…)').optional(),
@@ -139,7 +141,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     trustProxy: e.TRUST_PROXY,
     storage: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'pglite', dataDir: e.DATA_DIR },
     operatorKeys: e.OPERATOR_KEYS,
-    rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE },
+    rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE, operatorPerMinute: e.OPERATOR_RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
     tokenCacheMs: e.TOKEN_CACHE_SECONDS * 1000,
     providers,

@@ -6,6 +6,8 @@ export interface RateLimitSettings {
   publicPerMinute: number;
   /** Requests a minute per token on authenticated routes. */
   perTokenPerMinute: number;
+  /** Requests a minute per operator key, with a valid key (default 600); failed keys use the public budget. */
+  operatorPerMinute?: number;
   /** A shared store (Redis) for several replicas; in memory when absent. */
   store?: (prefix: string) => Store;
 }
@@ -30,7 +32,9 @@ const limiter = (limit: number, keyGenerator: (req: Request, res: Response) => s
     validate: { keyGeneratorIpFallback: false },
   });
 
-export function rateLimiters(settings: RateLimitSettings): { byAddress: RequestHandler; byToken: RequestHandler } {
+export const DEFAULT_OPERATOR_PER_MINUTE = 600;
+
+export function rateLimiters(settings: RateLimitSettings): { byAddress: RequestHandler; byToken: RequestHandler; byOperator: RequestHandler } {
   return {
     byAddress: limiter(
       settings.publicPerMinute,
@@ -41,6 +45,11 @@ export function rateLimiters(settings: RateLimitSettings): { byAddress: RequestH
       settings.perTokenPerMinute,
       (_req, res) => `tok:${(res.locals.caller as { id: string } | undefined)?.id ?? 'none'}`,
       settings.store?.('rl:tok:'),
+    ),
+    byOperator: limiter(
+      settings.operatorPerMinute ?? DEFAULT_OPERATOR_PER_MINUTE,
+      (_req, res) => `op:${(res.locals.operatorKey as string | undefined) ?? 'none'}`,
+      settings.store?.('rl:op:'),
     ),
   };
 }

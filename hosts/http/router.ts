@@ -3,7 +3,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Scope } from '../../core/tenancy/scopes.ts';
 import type { Token } from '../../core/tenancy/token.ts';
-import { operatorKeyChecker } from './operator-keys.ts';
+import { operatorKeyMatcher } from './operator-keys.ts';
 import { rateLimiters, type RateLimitSettings } from './rate-limit.ts';
 import type { RouteDef } from './route.ts';
 import { parsePart } from './validation.ts';
@@ -35,7 +35,7 @@ const wrap =
 export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Router {
   const router = express.Router();
   const limiters = rateLimiters(deps.rateLimits);
-  const isOperator = operatorKeyChecker(deps.operatorKeys);
+  const operatorKeyOf = operatorKeyMatcher(deps.operatorKeys);
 
   /**
    * Reads the bearer, if any. A bad one is remembered rather than thrown at once, so that the
@@ -79,12 +79,23 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
       next();
     };
 
-  const requireOperator: RequestHandler = (req, _res, next) => {
-    next(
-      isOperator(req.get(OPERATOR_KEY_HEADER))
-        ? undefined
-        : new DomainError('OPERATOR_KEY_INVALID', 'missing or wrong operator key; send the X-Service-Operator-Key header'),
-    );
+  const operatorKeyRefused =
+    deps.operatorKeys.length === 0
+      ? 'no operator keys are configured on this server; set the OPERATOR_KEYS environment variable (comma-separated, each at least 16 characters) and restart it'
+      : 'missing or wrong operator key; send the X-Service-Operator-Key header';
+
+  /**
+   * A valid key is limited on its own budget, so a busy back office is not locked out by the public limit;
+   * a missing or wrong one counts against the sender's address, like any failed credential.
+   */
+  const requireOperator: RequestHandler = (req, res, next) => {
+    const key = operatorKeyOf(req.get(OPERATOR_KEY_HEADER));
+    if (key) {
+      res.locals.operatorKey = key;
+      limiters.byOperator(req, res, next);
+      return;
+    }
+    limiters.byAddress(req, res, (error?: unknown) => next(error ?? new DomainError('OPERATOR_KEY_INVALID', operatorKeyRefused)));
   };
 
   for (const route of routes) {
@@ -101,7 +112,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         chain.push(authenticate, limitByCallerOrAddress, requireCaller(true), requireScope(route.access.scope));
         break;
       case 'operator':
-        chain.push(limiters.byAddress, requireOperator);
+        chain.push(requireOperator);
         break;
     }
 

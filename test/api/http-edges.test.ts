@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createControlPlane } from '../../hosts/composition/control-plane.ts';
 import { freshPglite } from '../support/database.ts';
-import { startApi, type TestApi } from '../support/api.ts';
+import { OPERATOR_KEY, startApi, type TestApi } from '../support/api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -87,6 +87,71 @@ describe('rate limits', () => {
     expect(statuses.slice(0, 8)).toEqual(Array(8).fill(200));
     expect(statuses[8]).toBe(429);
     expect((await api.call('GET', '/v1/tokens/self', { token: b.secret })).status).toBe(200);
+  });
+});
+
+describe('operator rate limits', () => {
+  const OPERATOR = { 'x-service-operator-key': OPERATOR_KEY };
+
+  it('gives operators with a valid key their own budget, apart from the public one of their address', async () => {
+    const api = await startApi({ rateLimits: { publicPerMinute: 3, perTokenPerMinute: 1000, operatorPerMinute: 12 } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 13; i++) statuses.push((await api.call('GET', '/v1/operator/accounts', { headers: OPERATOR })).status);
+      expect(statuses).toEqual([...Array(12).fill(200), 429]);
+      // the public budget of the same address is untouched
+      expect((await api.call('GET', '/openapi.json')).status).toBe(200);
+      const headers = (await api.call('GET', '/openapi.json')).headers;
+      expect(headers.get('ratelimit-policy')).toMatch(/^3;w=60/);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('counts failed operator keys against the public per-address limit', async () => {
+    const api = await startApi({ rateLimits: { publicPerMinute: 3, perTokenPerMinute: 1000, operatorPerMinute: 1000 } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await api.call('GET', '/v1/operator/accounts', { headers: { 'x-service-operator-key': `wrong-key-${i}-0123456789` } })).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      expect((await api.call('GET', '/openapi.json')).status).toBe(429); // the same address budget
+      expect((await api.call('GET', '/v1/operator/accounts', { headers: OPERATOR })).status).toBe(200); // a valid key is not locked out
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('defaults to 600 a minute for operators', async () => {
+    const api = await startApi({ rateLimits: { publicPerMinute: 2, perTokenPerMinute: 1000 } });
+    try {
+      const res = await api.call('GET', '/v1/operator/accounts', { headers: OPERATOR });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-policy')).toMatch(/^600;w=60/);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('operator keys', () => {
+  it('says that no operator keys are configured, and how to set them, when there are none', async () => {
+    const api = await startApi({ operatorKeys: [] });
+    try {
+      for (const headers of [{ 'x-service-operator-key': OPERATOR_KEY }, {}] as Record<string, string>[]) {
+        const res = await api.call('GET', '/v1/operator/accounts', { headers });
+        expect(res.status).toBe(401);
+        expect(res.body.detail).toMatch(/no operator keys are configured/);
+        expect(res.body.detail).toMatch(/OPERATOR_KEYS/);
+      }
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('says the key is wrong when keys are configured', async () => {
+    const res = await api.call('GET', '/v1/operator/accounts', { headers: { 'x-service-operator-key': 'not-the-key-0123456789' } });
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toMatch(/missing or wrong operator key/);
   });
 });
 

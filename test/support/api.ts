@@ -36,7 +36,7 @@ export async function startApi(
     {
       storage: database.target,
       operatorKeys: [OPERATOR_KEY],
-      rateLimits: { publicPerMinute: 100_000, perTokenPerMinute: 100_000 },
+      rateLimits: { publicPerMinute: 100_000, perTokenPerMinute: 100_000, operatorPerMinute: 100_000 },
       logLevel: 'silent',
       ...config,
       market: { backgroundRefresh: false, ...config.market },
