@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { allowedMethods } from './allowed-methods.ts';
 import { loggableError } from './error-log.ts';
+import { BODY_LIMIT_KB } from './json-body.ts';
 import { isDomainError, toHttpError } from './error-mapper.ts';
 import type { RouteDef } from './route.ts';
 
@@ -26,6 +28,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(400).json({ detail: `the request body is not valid JSON: ${httpish.message ?? 'parse error'}` });
       return;
     }
+    if (httpish.type === 'entity.too.large') {
+      res.status(413).json({ detail: `the request body is over ${BODY_LIMIT_KB} kB; send a smaller one` });
+      return;
+    }
+    if (error instanceof URIError && status === 400) {
+      // Express's router could not decode a path parameter
+      res.status(400).json({ detail: `${error.message}: a path segment is not valid percent-encoding of UTF-8; encode it with encodeURIComponent` });
+      return;
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       res.status(status).json({ detail: httpish.message ?? 'bad request' });
       return;
@@ -38,15 +49,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 
 /** 405 with Allow for a known path and another method; 404 for anything else. */
 export function notFoundHandler(routes: readonly RouteDef[]): RequestHandler {
-  const matchers = routes.map((route) => ({
-    method: route.method.toUpperCase(),
-    pattern: new RegExp(`^${route.path.replace(/\{[a-z_]+\}/g, '[^/]+')}/?$`),
-  }));
+  const methodsOf = allowedMethods(routes);
   return (req, res) => {
-    const allowed = matchers.filter((m) => m.pattern.test(req.path)).map((m) => m.method);
-    if (allowed.length > 0) {
-      if (allowed.includes('GET')) allowed.push('HEAD');
-      res.set('Allow', [...new Set(allowed)].join(', '));
+    const allowed = methodsOf(req.path);
+    if (allowed) {
+      res.set('Allow', allowed.join(', '));
       res.status(405).json({ detail: `${req.method} is not allowed on ${req.path}; use ${allowed.join(' or ')}` });
       return;
     }

@@ -3,6 +3,7 @@ import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
 import { createHttpApp } from './app.ts';
+import { listenHttp } from './server.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -10,7 +11,7 @@ async function main(): Promise<void> {
   const config = configFromEnv();
   const plane = await createControlPlane(config);
   const app = createHttpApp(plane, { trustProxy: config.trustProxy });
-  const server: Server = app.listen(config.port, config.host);
+  const server: Server = listenHttp(app, config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

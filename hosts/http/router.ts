@@ -3,6 +3,8 @@ import { DomainError } from '../../core/errors.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Scope } from '../../core/tenancy/scopes.ts';
 import type { Token } from '../../core/tenancy/token.ts';
+import { allowedMethods } from './allowed-methods.ts';
+import { readJsonBody } from './json-body.ts';
 import { operatorKeyMatcher } from './operator-keys.ts';
 import { rateLimiters, type RateLimitSettings } from './rate-limit.ts';
 import type { RouteDef } from './route.ts';
@@ -35,6 +37,17 @@ const wrap =
 export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Router {
   const router = express.Router();
   const limiters = rateLimiters(deps.rateLimits);
+  const methodsOf = allowedMethods(routes);
+
+  // OPTIONS on a known path: the methods it takes, no body (Express's own answer is a text/plain list)
+  router.use((req, res, next) => {
+    const allowed = req.method === 'OPTIONS' ? methodsOf(req.path) : null;
+    if (!allowed) {
+      next();
+      return;
+    }
+    res.set('Allow', allowed.join(', ')).status(204).end();
+  });
   const operatorKeyOf = operatorKeyMatcher(deps.operatorKeys);
 
   /**
@@ -115,6 +128,8 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         chain.push(requireOperator);
         break;
     }
+    // read only once the caller is known and within its limit; routes without a body ignore any sent
+    if (route.body) chain.push(readJsonBody);
 
     const answer = async (req: Request, res: Response): Promise<void> => {
       // a part the route does not read is not checked either: `?utm=1&utm=2` on a route without a query is ignored

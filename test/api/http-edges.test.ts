@@ -22,18 +22,37 @@ describe('bad requests never reach a 500', () => {
   it('answers a body that is not an object, or not JSON at all, with 4xx {detail}', async () => {
     const scalar = await api.call('POST', '/v1/tokens', { rawBody: '"just a string"' });
     expect(scalar.status).toBe(400);
-    const text = await api.call('POST', '/v1/tenants', { rawBody: 'name=acme', headers: { 'content-type': 'text/plain' } });
-    expect(text.status).toBe(422);
-    expect(text.body.detail).toMatch(/must be a JSON object; send Content-Type: application\/json/);
     const array = await api.call('POST', '/v1/tenants', { rawBody: '[1,2]' });
     expect(array.status).toBe(422);
     expect(array.body.errors).toEqual([{ loc: ['body'], msg: expect.stringMatching(/JSON object/) }]);
   });
 
+  it('refuses a body sent with another content type than JSON with 415, on routes that take a body', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await api.call('POST', '/v1/tenants', { rawBody: type.endsWith('urlencoded') ? 'name=acme' : '{"name":"acme"}', headers: { 'content-type': type } });
+      expect(res.status).toBe(415);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.body.detail).toMatch(/Content-Type: application\/json/);
+    }
+    // fetch sends a string body as text/plain unless told otherwise
+    const untyped = await fetch(`${api.baseUrl}/v1/tenants`, { method: 'POST', body: '{"name":"acme"}' });
+    expect(untyped.status).toBe(415);
+    // JSON with a charset, or a +json type, is JSON
+    const charset = await api.call('POST', '/v1/tenants', { body: { name: 'acme' }, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    expect(charset.status).toBe(201);
+    // no body at all on a route whose body is optional is not a content-type question
+    const { token } = await api.newTenant();
+    const stop = await fetch(`${api.baseUrl}/v1/billing/stop`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' } });
+    expect(stop.status).toBe(200);
+    // a route without a body ignores one
+    const resume = await api.call('POST', '/v1/billing/resume', { token, rawBody: 'not json', headers: { 'content-type': 'text/plain' } });
+    expect(resume.status).toBe(200);
+  });
+
   it('refuses a body over 100 kB with 413', async () => {
     const res = await api.call('POST', '/v1/tenants', { body: { name: 'x'.repeat(200_000) } });
     expect(res.status).toBe(413);
-    expect(typeof res.body.detail).toBe('string');
+    expect(res.body.detail).toMatch(/100 kB/);
   });
 
   it('answers unknown routes with 404 {detail} and a wrong method with 405 and Allow', async () => {
@@ -43,6 +62,39 @@ describe('bad requests never reach a 500', () => {
     const wrong = await api.call('PATCH', '/v1/tokens/self');
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toMatch(/GET/);
+  });
+
+  it('answers OPTIONS with 204, Allow and no body on known paths, 404 JSON elsewhere', async () => {
+    const tokens = await fetch(`${api.baseUrl}/v1/tokens`, { method: 'OPTIONS' });
+    expect(tokens.status).toBe(204);
+    expect(tokens.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD', 'OPTIONS', 'POST']);
+    expect(await tokens.text()).toBe('');
+    expect(tokens.headers.get('content-type')).toBeNull();
+    const instance = await fetch(`${api.baseUrl}/v1/instances/ins_abc/schedule-removal`, { method: 'OPTIONS' });
+    expect(instance.status).toBe(204);
+    expect(instance.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'OPTIONS', 'POST']);
+    const unknown = await fetch(`${api.baseUrl}/v1/nothing-here`, { method: 'OPTIONS' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ detail: expect.stringMatching(/no route/) });
+    // 405 names the same methods
+    const wrong = await api.call('PUT', '/v1/tokens');
+    expect(wrong.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD', 'OPTIONS', 'POST']);
+  });
+
+  it('answers an over-long URL with 431 and a JSON {detail}, not a reset or an empty answer', async () => {
+    for (const length of [20_000, 200_000]) {
+      const res = await fetch(`${api.baseUrl}/v1/gpus?gpu_type=${'x'.repeat(length)}`);
+      expect(res.status).toBe(431);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toEqual({ detail: expect.stringMatching(/URL/) });
+    }
+    expect((await api.call('GET', '/healthz')).status).toBe(200); // the server carries on
+  });
+
+  it('answers a path segment that is not valid percent-encoding with 400 {detail}', async () => {
+    const res = await api.call('DELETE', '/v1/tokens/%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: expect.stringMatching(/percent-encod/) });
   });
 });
 

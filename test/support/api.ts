@@ -5,6 +5,7 @@ import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
 import { createControlPlane, type ControlPlane, type ControlPlaneOverrides } from '../../hosts/composition/control-plane.ts';
 import { createHttpApp } from '../../hosts/http/app.ts';
+import { listenHttp } from '../../hosts/http/server.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789';
@@ -28,7 +29,7 @@ export interface TestApi {
 /** The real HTTP server on a free port, over a fresh database, with a clock the test moves. */
 export async function startApi(
   config: Partial<ControlPlaneConfig> = {},
-  options: { providers?: ControlPlaneOverrides['providers']; payments?: ControlPlaneOverrides['payments']; database?: TestDatabase; clock?: ManualClock; logger?: Logger } = {},
+  options: { providers?: ControlPlaneOverrides['providers']; payments?: ControlPlaneOverrides['payments']; wrapProvider?: ControlPlaneOverrides['wrapProvider']; database?: TestDatabase; clock?: ManualClock; logger?: Logger } = {},
 ): Promise<TestApi> {
   const database: TestDatabase = options.database ?? (await freshDatabase());
   const clock = options.clock ?? new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
@@ -42,9 +43,9 @@ export async function startApi(
       market: { backgroundRefresh: false, ...config.market },
       billing: { sweep: false, ...config.billing },
     },
-    { clock, logger: options.logger ?? pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }), ...(options.payments && { payments: options.payments }) },
+    { clock, logger: options.logger ?? pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }), ...(options.payments && { payments: options.payments }), ...(options.wrapProvider && { wrapProvider: options.wrapProvider }) },
   );
-  const server: Server = createHttpApp(plane).listen(0, '127.0.0.1');
+  const server: Server = listenHttp(createHttpApp(plane), 0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -6,6 +6,10 @@ import { formatUsd } from '../../../core/money.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { SessionIdParams } from '../schemas/billing.ts';
 
+const StripeEventIn = z
+  .looseObject({ id: z.string(), type: z.string() })
+  .meta({ id: 'StripeEvent', description: 'An event as Stripe sends it; only its signature (Stripe-Signature) makes it credible.' });
+
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Stripe's webhook: no bearer, the signature over the raw body is the credential. */
@@ -18,6 +22,8 @@ export function stripeWebhookRoutes(payments: PaymentsService): RouteDef[] {
       summary: 'Stripe event deliveries (Stripe-Signature required); a completed checkout credits once',
       tags: ['payments'],
       access: { kind: 'public' },
+      // read as JSON for the documentation and the common checks; the signature is verified over the raw bytes
+      body: StripeEventIn,
       responses: [{ status: 200, description: 'Received', schema: z.object({ received: z.literal(true), handled: z.string() }) }],
       async handle({ req }) {
         const raw = (req as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
