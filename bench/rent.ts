@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     console.log(`rentals:  ${rentals.toFixed(0)} per second (p50 ${pct(50)} ms, p99 ${pct(99)} ms), ${failures} refused`);
     console.log(`baseline: ${(updates / SECONDS).toFixed(0)} single-row updates per second`);
     console.log(`ratio:    ${((rentals / (updates / SECONDS)) * 100).toFixed(1)}% of the baseline`);
-    console.log(`check:    ${ledger[0]?.n} first-hour charges for ${latencies.length} rentals; ${sandbox.cloud.listMachines().length} machines upstream`);
+    console.log(`check:    ${ledger[0]?.n} first-hour charges for ${latencies.length} rentals; ${(await sandbox.cloud.listMachines()).length} machines upstream`);
     if (Number(ledger[0]?.n) !== latencies.length || failures > 0) process.exitCode = 1;
   } finally {
     server.closeAllConnections();

@@ -3,6 +3,20 @@ import type { Provider } from '../../core/ports/providers.ts';
 
 export type Env = Record<string, string | undefined>;
 
+/**
+ * Raw SQL on the control plane's own database (MikroStorage.execute; `?` placeholders), for an adapter
+ * that keeps state there (the sandbox's simulated cloud). Each call is one statement outside any transaction.
+ */
+export interface ProviderDatabase {
+  execute<T = Record<string, unknown>[]>(sql: string, params?: unknown[]): Promise<T>;
+}
+
+/** What the composition root hands every provider module besides its configuration. */
+export interface ProviderRuntime {
+  clock: Clock;
+  database: ProviderDatabase;
+}
+
 /** What the composition root needs to know about one provider adapter. */
 export interface ProviderModule<C = any> {
   name: string;
@@ -13,7 +27,7 @@ export interface ProviderModule<C = any> {
    * Throws an Error whose message names the variable when a value is wrong.
    */
   fromEnv(env: Env): C | null;
-  create(config: C, runtime: { clock: Clock }): Provider;
+  create(config: C, runtime: ProviderRuntime): Provider;
 }
 
 /** One enabled provider in a control plane's configuration. */

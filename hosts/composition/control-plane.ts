@@ -5,6 +5,7 @@ import { container as rootContainer, instanceCachingFactory, type DependencyCont
 import { Cron } from 'croner';
 import { SystemClock } from '../../adapters/clock/system-clock.ts';
 import { providerModule } from '../../adapters/providers/registry.ts';
+import type { ProviderRuntime } from '../../adapters/providers/provider-module.ts';
 import { NodeSecrets, RandomIds } from '../../adapters/crypto/node-secrets.ts';
 import { MikroStorage } from '../../adapters/storage/mikro-storage.ts';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -106,14 +107,14 @@ const basics = (c: DependencyContainer) => ({
   ids: c.resolve<Ids>(TOKENS.ids),
 });
 
-function buildProviders(config: ControlPlaneConfig, clock: Clock): { providers: Provider[]; anyReal: boolean } {
+function buildProviders(config: ControlPlaneConfig, runtime: ProviderRuntime): { providers: Provider[]; anyReal: boolean } {
   const settings = config.providers ?? [{ name: 'sandbox', config: {} }];
   let anyReal = false;
   const providers = settings.map(({ name, config: providerConfig }) => {
     const module = providerModule(name);
     if (!module) throw new Error(`unknown provider "${name}"`);
     anyReal ||= module.real;
-    return module.create(providerConfig, { clock });
+    return module.create(providerConfig, runtime);
   });
   return { providers, anyReal };
 }
@@ -124,8 +125,10 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   // refused before anything opens: the embedded processor, unasked, beside a real cloud
   const enabled = overrides.providers?.map((p) => p.name) ?? config.providers?.map((p) => p.name) ?? [];
   const publicUrl = config.publicUrl ?? 'http://localhost:8080';
-  const payments = overrides.payments ?? (await createPayments(choosePayments(config.payments, enabled.filter((name) => providerModule(name)?.real)), publicUrl));
+  const paymentsConfig = overrides.payments ? null : choosePayments(config.payments, enabled.filter((name) => providerModule(name)?.real));
   const storage = await MikroStorage.open(config.storage);
+  // the embedded processor keeps its checkouts in our database, so an unpaid one outlives a restart
+  const payments = overrides.payments ?? (await createPayments(paymentsConfig!, publicUrl, storage));
 
   const container = rootContainer.createChildContainer();
   container.register(TOKENS.config, { useValue: config });
@@ -148,7 +151,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const clock = container.resolve<Clock>(TOKENS.clock);
   const built = overrides.providers
     ? { providers: overrides.providers, anyReal: overrides.providers.some((p) => providerModule(p.name)?.real ?? false) }
-    : buildProviders(config, clock);
+    : buildProviders(config, { clock, database: storage });
   const rentalsOpen = config.market?.rentalsOpen ?? !built.anyReal;
   const timeoutMs = config.market?.providerTimeoutMs ?? 10_000;
   container.register<Provider[]>(TOKENS.providers, { useValue: built.providers });
@@ -272,6 +275,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   openApi = buildOpenApi(routes);
 
   const router = express.Router();
+  // the raw bytes are kept for webhook signatures, which are computed over the body exactly as sent
+  router.use(express.json({ limit: '100kb', verify: (req, _res, buf) => ((req as { rawBody?: Buffer }).rawBody = buf) }));
   router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits: config.rateLimits }));
   router.use(errorHandler(logger));
 

@@ -1,4 +1,4 @@
-import { createManualPayments } from '../../adapters/payments/manual/index.ts';
+import { createManualPayments, type ManualDatabase } from '../../adapters/payments/manual/index.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import { ConfigError, type PaymentsConfig } from './config.ts';
 import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
@@ -10,11 +10,14 @@ export function choosePayments(config: PaymentsConfig | undefined, realClouds: r
   return { kind: 'manual' };
 }
 
-/** The card processor the configuration names: the embedded manual one, or Stripe (its SDK loaded only then). */
-export async function createPayments(config: PaymentsConfig, publicUrl: string): Promise<Payments> {
+/**
+ * The card processor the configuration names: the embedded manual one (its checkouts kept in `database`,
+ * the control plane's), or Stripe (its SDK loaded only then).
+ */
+export async function createPayments(config: PaymentsConfig, publicUrl: string, database: ManualDatabase): Promise<Payments> {
   switch (config.kind) {
     case 'manual':
-      return createManualPayments(publicUrl);
+      return createManualPayments(publicUrl, database);
     case 'stripe': {
       const { createStripePayments } = await import('../../adapters/payments/stripe/index.ts');
       // STRIPE_API_BASE points the SDK at another host (a local fake in tests), as the SDK's host/port/protocol

@@ -39,7 +39,7 @@ describe('POST /v1/instances', () => {
     expect(account).toMatchObject({ burn_cents_per_hour: node!.rate, running_machines: 1, stops_at: expect.any(String) });
 
     // our instance id is the machine's label upstream
-    expect(world.sandbox.cloud.listMachines().filter((m) => m.label === res.body.id)).toHaveLength(1);
+    expect((await world.sandbox.cloud.listMachines()).filter((m) => m.label === res.body.id)).toHaveLength(1);
 
     world.clock.advance(20_000);
     const up = await world.api.call('GET', `/v1/instances/${res.body.id}`, { token });
@@ -135,7 +135,7 @@ describe('idempotency', () => {
     expect(ids.size).toBe(1);
     expect(answers.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
     const [id] = [...ids];
-    expect(world.sandbox.cloud.listMachines().filter((m) => m.label === id)).toHaveLength(1);
+    expect((await world.sandbox.cloud.listMachines()).filter((m) => m.label === id)).toHaveLength(1);
     const charges = (await world.ledger(token)).filter((e) => e.kind === 'rental_hour');
     expect(charges).toHaveLength(1);
     expect((await world.balance(token)).balance_cents).toBe(10_000 - node!.rate);
@@ -187,7 +187,7 @@ describe('acting on an instance', () => {
     world.clock.advance(-10 * 60_000);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ status: 'terminated', charged_cents: node!.rate, terminated_at: '2026-11-21T12:10:00.000Z' });
-    expect(world.sandbox.cloud.listMachines().some((m) => m.label === rented.id)).toBe(false);
+    expect((await world.sandbox.cloud.listMachines()).some((m) => m.label === rented.id)).toBe(false);
     expect((await world.balance(token)).balance_cents).toBe(10_000 - node!.rate);
     const again = await world.api.call('POST', `/v1/instances/${rented.id}/terminate`, { token });
     expect(again.body).toMatchObject({ status: 'terminated', charged_cents: node!.rate });

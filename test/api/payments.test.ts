@@ -64,7 +64,7 @@ describe('card checkout (embedded processor)', () => {
     const { token } = await api.newTenant();
     const started = await checkout(token, 40);
     expect((await api.call('POST', `/v1/billing/checkout/${started.body.session_id}/sync`, { token })).body.status).toBe('pending');
-    processor.pay(started.body.session_id); // paid at the processor; nobody told us yet
+    await processor.pay(started.body.session_id); // paid at the processor; nobody told us yet
     const answers = await Promise.all([
       ...Array.from({ length: 6 }, () => api.call('POST', `/v1/billing/checkout/${started.body.session_id}/sync`, { token })),
       api.plane.services.payments.settleSession(started.body.session_id),
@@ -82,7 +82,7 @@ describe('card checkout (embedded processor)', () => {
     expect((await api.call('POST', `/v1/billing/checkout/${cancelled.body.session_id}/sync`, { token })).body.status).toBe('expired');
 
     const missed = await checkout(token, 15);
-    processor.pay(missed.body.session_id);
+    await processor.pay(missed.body.session_id);
     const sweep = await api.call('POST', '/v1/operator/sweep', { headers: op });
     expect(sweep.body.checkouts_settled).toBeGreaterThanOrEqual(1);
     expect((await account(token)).balance_cents).toBe(1_500);

@@ -60,7 +60,7 @@ describe('the billing sweep', () => {
     await sweep();
     const done = await get(token, instance.id);
     expect(done).toMatchObject({ status: 'terminated', terminated_at: removal.toISOString(), charged_cents: cost(node.rate, 91) });
-    expect(world.sandbox.cloud.listMachines().some((m) => m.label === instance.id)).toBe(false);
+    expect((await world.sandbox.cloud.listMachines()).some((m) => m.label === instance.id)).toBe(false);
     expect((await world.balance(token)).balance_cents).toBe(10_000 - cost(node.rate, 91));
   });
 
@@ -113,18 +113,18 @@ describe('the billing sweep', () => {
     const gone = (await world.rent(tenant.token, { node_id: second!.id })).body;
     world.clock.advance(30_000);
     await world.api.call('GET', `/v1/instances/${gone.id}`, { token: tenant.token });
-    const orphan = world.sandbox.cloud.create({ offerId: third!.id.split(':')[1]!, label: 'ins_orphan0000001', name: 'orphan', image: 'x', sshPublicKey: null });
+    const orphan = await world.sandbox.cloud.create({ offerId: third!.id.split(':')[1]!, label: 'ins_orphan0000001', name: 'orphan', image: 'x', sshPublicKey: null });
     expect(orphan.kind).toBe('created');
 
     let report = (await sweep()).body;
     expect(report.adopted).toBeGreaterThanOrEqual(1);
     expect(report.orphans_terminated).toBeGreaterThanOrEqual(1);
     expect((await get(tenant.token, unsure.id)).status).toBe('running');
-    expect(world.sandbox.cloud.listMachines().some((m) => m.label === 'ins_orphan0000001')).toBe(false);
+    expect((await world.sandbox.cloud.listMachines()).some((m) => m.label === 'ins_orphan0000001')).toBe(false);
 
-    const upstream = world.sandbox.cloud.listMachines().find((m) => m.label === gone.id)!;
+    const upstream = (await world.sandbox.cloud.listMachines()).find((m) => m.label === gone.id)!;
     const seen = (await get(tenant.token, gone.id)).started_at;
-    world.sandbox.cloud.terminate(upstream.machineId);
+    await world.sandbox.cloud.terminate(upstream.machineId);
     world.clock.advance(10 * 60_000);
     report = (await sweep()).body;
     expect(report.gone_upstream).toBeGreaterThanOrEqual(1);
@@ -148,7 +148,7 @@ describe('the billing sweep', () => {
       world.sandbox.createMachine = original;
     }
     expect(rented).toMatchObject({ status: 'provisioning', charged_cents: node!.rate });
-    expect(world.sandbox.cloud.listMachines().some((m) => m.label === rented.id)).toBe(false);
+    expect((await world.sandbox.cloud.listMachines()).some((m) => m.label === rented.id)).toBe(false);
     world.clock.advance(5 * 60_000);
     await sweep();
     expect((await get(tenant.token, rented.id)).status).toBe('provisioning'); // still within the deadline

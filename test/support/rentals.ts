@@ -1,11 +1,12 @@
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
-import { createSandboxProvider, type SandboxConfig } from '../../adapters/providers/sandbox/index.ts';
-import type { SandboxProvider } from '../../adapters/providers/sandbox/adapter.ts';
+import type { SandboxConfig } from '../../adapters/providers/sandbox/index.ts';
+import { SandboxProvider } from '../../adapters/providers/sandbox/adapter.ts';
 import type { Offer } from '../../core/market/offer.ts';
 import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { OPERATOR_KEY, startApi, type ApiResponse, type TestApi } from './api.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
+import { TOKENS } from '../../hosts/composition/control-plane.ts';
 
 export const OPERATOR = { 'x-service-operator-key': OPERATOR_KEY };
 
@@ -23,14 +24,21 @@ export interface RentalWorld {
   close(): Promise<void>;
 }
 
-/** The API over a sandbox that runs on the test's clock, so machines come up as the clock moves. */
-export async function rentalWorld(
-  config: Partial<ControlPlaneConfig> = {},
-  options: { sandbox?: SandboxConfig; extraProviders?: (clock: ManualClock) => Provider[] } = {},
-): Promise<RentalWorld> {
+/** The sandbox a control plane built from its configuration, on its database and its clock. */
+export const sandboxOf = (api: TestApi): SandboxProvider => {
+  const sandbox = api.plane.container.resolve<Provider[]>(TOKENS.providers).find((provider) => provider instanceof SandboxProvider);
+  if (!sandbox) throw new Error('this control plane has no sandbox');
+  return sandbox as SandboxProvider;
+};
+
+/**
+ * The API over a sandbox that runs on the test's clock, so machines come up as the clock moves. The
+ * sandbox is built as a server builds it, from configuration: its machines live in the test's database.
+ */
+export async function rentalWorld(config: Partial<ControlPlaneConfig> = {}, options: { sandbox?: SandboxConfig } = {}): Promise<RentalWorld> {
   const clock = new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
-  const sandbox = createSandboxProvider({ clock: () => clock.now().getTime(), ...options.sandbox });
-  const api = await startApi(config, { clock, providers: [sandbox, ...(options.extraProviders?.(clock) ?? [])] });
+  const api = await startApi({ ...config, providers: [{ name: 'sandbox', config: { ...options.sandbox } }] }, { clock });
+  const sandbox = sandboxOf(api);
   const world: RentalWorld = {
     api,
     sandbox,

@@ -9,35 +9,30 @@ import {
   type PaymentEvent,
   type Payments,
 } from '../../../core/ports/payments.ts';
-
-interface ManualSession {
-  state: CheckoutState;
-  tenantId: string;
-  successUrl: string;
-  cancelUrl: string;
-}
+import { MemoryCheckoutStore, type ManualCheckoutStore } from './checkout-store.ts';
 
 const token = (prefix: string) => `${prefix}_${randomBytes(10).toString('hex')}`;
 
 /**
  * The embedded default processor: no network, no money. A checkout is a local page (served by the
  * HTTP host) whose button marks it paid with a pretend card, so the whole flow, saved card and
- * auto-recharge included, can be tried without a processor. Sessions live in this process's memory.
+ * auto-recharge included, can be tried without a processor. Sessions live in `store`: the control
+ * plane's database when it builds the processor, so a checkout outlives a restart; memory otherwise.
  */
 export class ManualPayments implements Payments {
   readonly name = 'manual';
   private readonly baseUrl: string;
-  private readonly sessions = new Map<string, ManualSession>();
-  private readonly charges = new Map<string, string>();
+  private readonly store: ManualCheckoutStore;
 
-  constructor(baseUrl: string) {
+  constructor(baseUrl: string, store: ManualCheckoutStore = new MemoryCheckoutStore()) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.store = store;
   }
 
   async createCheckout(request: CheckoutRequest): Promise<CheckoutCreated> {
     const sessionId = token('mcs');
     const customerId = request.customerId ?? token('mcus');
-    this.sessions.set(sessionId, {
+    await this.store.add({
       tenantId: request.tenantId,
       successUrl: request.successUrl,
       cancelUrl: request.cancelUrl,
@@ -47,17 +42,11 @@ export class ManualPayments implements Payments {
   }
 
   async getCheckout(sessionId: string): Promise<CheckoutState | null> {
-    const session = this.sessions.get(sessionId);
-    return session ? { ...session.state } : null;
+    return (await this.store.get(sessionId))?.state ?? null;
   }
 
   async chargeOffSession(charge: OffSessionCharge): Promise<OffSessionOutcome> {
-    let paymentId = this.charges.get(charge.idempotencyKey);
-    if (!paymentId) {
-      paymentId = token('mpi');
-      this.charges.set(charge.idempotencyKey, paymentId);
-    }
-    return { ok: true, paymentId };
+    return { ok: true, paymentId: await this.store.paymentFor(charge.idempotencyKey, token('mpi')) };
   }
 
   async detachCard(): Promise<void> {}
@@ -69,25 +58,19 @@ export class ManualPayments implements Payments {
   // ---- the local checkout page ------------------------------------------------------------------
 
   /** What the page shows; null for an unknown session. */
-  page(sessionId: string): { amountCents: number; status: CheckoutState['status']; successUrl: string; cancelUrl: string } | null {
-    const session = this.sessions.get(sessionId);
+  async page(sessionId: string): Promise<{ amountCents: number; status: CheckoutState['status']; successUrl: string; cancelUrl: string } | null> {
+    const session = await this.store.get(sessionId);
     if (!session) return null;
     const withId = (url: string) => url.replace('{CHECKOUT_SESSION_ID}', sessionId);
     return { amountCents: session.state.amountCents, status: session.state.status, successUrl: withId(session.successUrl), cancelUrl: withId(session.cancelUrl) };
   }
 
-  /** The page's button: the session is paid with a pretend card, saved for later. */
-  pay(sessionId: string): boolean {
-    const session = this.sessions.get(sessionId);
-    if (!session || session.state.status !== 'open') return false;
-    session.state = { ...session.state, status: 'paid', card: { paymentMethodId: token('mpm'), brand: 'manual', last4: '4242' } };
-    return true;
+  /** The page's button: the session is paid with a pretend card, saved for later; false when it is not open. */
+  pay(sessionId: string): Promise<boolean> {
+    return this.store.markPaid(sessionId, { paymentMethodId: token('mpm'), brand: 'manual', last4: '4242' });
   }
 
-  expire(sessionId: string): boolean {
-    const session = this.sessions.get(sessionId);
-    if (!session || session.state.status !== 'open') return false;
-    session.state = { ...session.state, status: 'expired' };
-    return true;
+  expire(sessionId: string): Promise<boolean> {
+    return this.store.markExpired(sessionId);
   }
 }

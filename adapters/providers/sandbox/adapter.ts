@@ -22,8 +22,8 @@ const toMachine = (machine: SandboxMachine): Machine => ({
 });
 
 /**
- * The Provider port over the in-process simulated cloud. It behaves like a remote adapter would:
- * answers are async, listings can be slow and abortable, and failures arrive as ProviderFailure.
+ * The Provider port over the simulated cloud. It behaves like a remote adapter would: answers are
+ * async, listings can be slow and abortable, and failures arrive as ProviderFailure.
  * `cloud` is public so tests, demos and the operator can turn the simulator's knobs.
  */
 export class SandboxProvider implements Provider, Rebootable {
@@ -47,7 +47,7 @@ export class SandboxProvider implements Provider, Rebootable {
   }
 
   async createMachine(request: CreateMachineRequest): Promise<Machine> {
-    const outcome = this.cloud.create({
+    const outcome = await this.cloud.create({
       offerId: request.offerId,
       label: request.label,
       name: request.name,
@@ -66,24 +66,23 @@ export class SandboxProvider implements Provider, Rebootable {
 
   async getMachine(machineId: string): Promise<Machine | null> {
     this.checkReachable(`get machine ${machineId}`);
-    const machine = this.cloud.getMachine(machineId);
+    const machine = await this.cloud.getMachine(machineId);
     return machine ? toMachine(machine) : null;
   }
 
   async listMachines(): Promise<Machine[]> {
     this.checkReachable('list machines');
-    return this.cloud
-      .listMachines()
+    return (await this.cloud.listMachines())
       .filter((machine) => isInstanceId(machine.label)) // others on the account are not ours
       .map(toMachine);
   }
 
   async terminateMachine(machineId: string): Promise<void> {
-    this.cloud.terminate(machineId);
+    await this.cloud.terminate(machineId);
   }
 
   async rebootMachine(machineId: string): Promise<void> {
-    const result = this.cloud.reboot(machineId);
+    const result = await this.cloud.reboot(machineId);
     if (result === 'not_found') throw new ProviderFailure(this.name, 'rejected', `reboot: no live machine ${machineId}`);
     if (result === 'not_running') throw new ProviderFailure(this.name, 'rejected', `reboot: machine ${machineId} is not running`);
   }

@@ -1,6 +1,8 @@
-import { envFlag, envInt, type ProviderModule } from '../provider-module.ts';
+import { envFlag, envInt, type ProviderDatabase, type ProviderModule } from '../provider-module.ts';
 import { SandboxProvider } from './adapter.ts';
+import { MemorySandboxStore } from './memory-store.ts';
 import { SandboxCloud } from './simulator.ts';
+import { SqlSandboxStore } from './sql-store.ts';
 
 export { SandboxProvider } from './adapter.ts';
 export { SandboxCloud, type InjectedCreateFailure, type ProvisioningMishap } from './simulator.ts';
@@ -34,17 +36,23 @@ function check(name: string, value: number, min: number, max: number, integer: b
   return value;
 }
 
-/** The embedded default provider: a simulated GPU cloud in this process, no network. */
-export function createSandboxProvider(config: SandboxConfig = {}): SandboxProvider {
-  const cloud = new SandboxCloud({
+/**
+ * The embedded default provider: a simulated GPU cloud, no network. With `database` (the control plane's)
+ * its machines and offer state live there, so they outlive a restart and every process on that database
+ * sees one cloud; without one (catalog tests, benchmarks) they live in this process only.
+ */
+export function createSandboxProvider(config: SandboxConfig = {}, database?: ProviderDatabase): SandboxProvider {
+  const clock = config.clock ?? Date.now;
+  const options = {
     seed: check('seed', config.seed ?? 2026, 0, 0xffff_ffff, true),
     offers: check('offers', config.offers ?? 300, 1, MAX_OFFERS, true),
     provisioningMs: check('provisioningMs', config.provisioningMs ?? 20_000, 0, Number.MAX_SAFE_INTEGER, false),
     rebootMs: check('rebootMs', config.rebootMs ?? 10_000, 0, Number.MAX_SAFE_INTEGER, false),
     failureRate: check('failureRate', config.failureRate ?? 0, 0, 1, false),
     terminatedRetentionMs: check('terminatedRetentionMs', config.terminatedRetentionMs ?? 3_600_000, 0, Number.MAX_SAFE_INTEGER, false),
-    clock: config.clock ?? Date.now,
-  });
+    clock,
+  };
+  const cloud = new SandboxCloud(options, database ? new SqlSandboxStore(database) : new MemorySandboxStore(clock()));
   cloud.latencyMs = check('latencyMs', config.latencyMs ?? 0, 0, 600_000, false);
   return new SandboxProvider(cloud);
 }
@@ -60,5 +68,5 @@ export const sandboxModule: ProviderModule<SandboxConfig> = {
       latencyMs: envInt(env, 'SANDBOX_LATENCY_MS', 0, 0, 600_000),
     };
   },
-  create: (config, { clock }) => createSandboxProvider({ clock: () => clock.now().getTime(), ...config }),
+  create: (config, { clock, database }) => createSandboxProvider({ clock: () => clock.now().getTime(), ...config }, database),
 };

@@ -2,6 +2,7 @@ import type { Offer } from '../../../core/market/offer.ts';
 import { generateCatalog, offerIdAt, offerIndexOf } from './catalog.ts';
 import { formatPriceUnits, parsePriceUnits } from './price.ts';
 import { hash32, Rng } from './prng.ts';
+import type { MachineRecord, OfferState, ProvisioningMishap, SandboxStore } from './store.ts';
 
 /** A machine's life in the sandbox; `rebooting` and `running` are worked out from the clock. */
 export type SandboxMachineStatus = 'provisioning' | 'running' | 'rebooting' | 'terminated' | 'failed';
@@ -45,25 +46,14 @@ export type CreateOutcome =
   | { kind: 'ambiguous'; reason: string; machineId: string | null };
 
 export type InjectedCreateFailure = 'rejected' | 'ambiguous';
-/** What happens to a machine instead of becoming ready: `failed` ends it, `stuck` never leaves provisioning. */
-export type ProvisioningMishap = 'failed' | 'stuck';
-
-/** What the cloud stores: the view callers get, less the status it derives from the clock, plus bookkeeping. */
-interface MachineRecord extends Omit<SandboxMachine, 'status' | 'sshHost' | 'sshPort'> {
-  sshHost: string;
-  sshPort: number;
-  readyAt: number;
-  mishap: ProvisioningMishap | null;
-  rebootUntil: number;
-  terminatedAt: number | null;
-  /** Whether it holds one unit of its offer's availability (foreign machines may not). */
-  holdsCapacity: boolean;
-}
+export type { ProvisioningMishap } from './store.ts';
 
 /**
  * The simulated GPU cloud behind the sandbox provider: a seeded catalog, machines that become ready
  * on an injectable clock, and knobs that let tests and demos make it misbehave the ways real clouds do.
- * All state is in memory; it is lost when the process ends.
+ * What changes (machines, taken capacity, withdrawn and repriced offers) lives in `store`: inside a
+ * control plane that is its database, so machines outlive a restart and every process sees the same
+ * cloud. The injected-failure queues and the latency are this process's own test knobs.
  */
 export class SandboxCloud {
   readonly seed: number;
@@ -71,25 +61,19 @@ export class SandboxCloud {
   latencyMs = 0;
 
   private readonly options: SandboxCloudOptions;
+  private readonly store: SandboxStore;
   private readonly catalog: readonly Offer[];
-  private readonly machines = new Map<string, MachineRecord>();
-  private readonly taken = new Map<string, number>();
-  private readonly withdrawn = new Set<string>();
-  private readonly repriced = new Map<string, string>();
   private readonly createFailures: InjectedCreateFailure[] = [];
   private readonly mishaps: ProvisioningMishap[] = [];
   private readFailures = 0;
   private readonly createRng: Rng;
-  /** Machine ids carry the start time, so ids from an earlier run of the process are never reused. */
-  private readonly idPrefix: string;
-  private nextMachine = 1;
 
-  constructor(options: SandboxCloudOptions) {
+  constructor(options: SandboxCloudOptions, store: SandboxStore) {
     this.options = options;
+    this.store = store;
     this.seed = options.seed;
     this.catalog = generateCatalog(options.seed, options.offers);
     this.createRng = new Rng(hash32(options.seed, 0x5eed));
-    this.idPrefix = `sbx-${Math.max(0, Math.trunc(options.clock())).toString(36)}`;
   }
 
   private now(): number {
@@ -99,37 +83,36 @@ export class SandboxCloud {
   // ---- the market ----------------------------------------------------------------------------
 
   /** Every listed offer, as it stands now (withdrawn ones are gone, taken capacity is subtracted). */
-  listOffers(): Offer[] {
+  async listOffers(): Promise<Offer[]> {
+    const states = await this.store.offerStates();
     const result: Offer[] = [];
     for (const base of this.catalog) {
       const id = base.id.slice(base.provider.length + 1);
-      if (!this.withdrawn.has(id)) result.push(this.view(base, id));
+      const state = states.get(id);
+      if (!state?.withdrawn) result.push(view(base, state));
     }
     return result;
   }
 
-  getOffer(offerId: string): Offer | null {
-    const index = offerIndexOf(offerId);
-    const base = index === null ? undefined : this.catalog[index];
-    if (!base || this.withdrawn.has(offerId)) return null;
-    return this.view(base, offerId);
+  async getOffer(offerId: string): Promise<Offer | null> {
+    const base = this.base(offerId);
+    if (!base) return null;
+    const state = await this.store.offerState(offerId);
+    return state?.withdrawn ? null : view(base, state);
   }
 
-  private view(base: Offer, offerId: string): Offer {
-    return {
-      ...base,
-      priceUsdPerHour: this.repriced.get(offerId) ?? base.priceUsdPerHour,
-      available: Math.max(0, base.available - (this.taken.get(offerId) ?? 0)),
-      attributes: { ...base.attributes },
-    };
+  /** The generated offer behind an id, or null when the id is not one of this catalog's. */
+  private base(offerId: string): Offer | undefined {
+    const index = offerIndexOf(offerId);
+    return index === null ? undefined : this.catalog[index];
   }
 
   // ---- machines ------------------------------------------------------------------------------
 
-  create(input: CreateInput): CreateOutcome {
+  async create(input: CreateInput): Promise<CreateOutcome> {
     const injected = this.createFailures.shift();
     if (injected === 'rejected') return { kind: 'rejected', reason: 'injected rejection' };
-    const outcome = this.attemptCreate(input);
+    const outcome = await this.attemptCreate(input);
     if (injected !== 'ambiguous') return outcome;
     // The request reached the cloud and did whatever it would do; only its answer is lost.
     return {
@@ -139,87 +122,77 @@ export class SandboxCloud {
     };
   }
 
-  private attemptCreate(input: CreateInput): CreateOutcome {
-    const offer = this.getOffer(input.offerId);
+  private async attemptCreate(input: CreateInput): Promise<CreateOutcome> {
+    const offer = await this.getOffer(input.offerId);
     if (!offer) return { kind: 'rejected', reason: `offer ${input.offerId} does not exist` };
     if (offer.available < 1) return { kind: 'rejected', reason: `offer ${input.offerId} has no capacity left` };
     if (this.options.failureRate > 0 && this.createRng.next() < this.options.failureRate) {
       return { kind: 'rejected', reason: 'the host declined the rental' };
     }
-    return { kind: 'created', machine: this.snapshot(this.addMachine(input, offer, true)) };
+    const record = await this.addMachine(input, offer, this.base(input.offerId)!.available);
+    // another process took the last unit between the check and the create
+    if (!record) return { kind: 'rejected', reason: `offer ${input.offerId} has no capacity left` };
+    return { kind: 'created', machine: this.snapshot(record) };
   }
 
-  private addMachine(input: CreateInput, offer: Offer, holdsCapacity: boolean): MachineRecord {
-    const machineId = `${this.idPrefix}-${this.nextMachine++}`;
-    const offerId = input.offerId;
+  /** Stores a new machine; with `capacity` it takes one unit of the offer, or makes nothing (null) when none is left. */
+  private async addMachine(input: CreateInput, offer: Offer, capacity: number | null): Promise<MachineRecord | null> {
+    const { machineId, serial } = await this.store.nextMachine();
     const hostId = Number(offer.attributes.host_id ?? 0);
     const createdAt = this.now();
     const record: MachineRecord = {
       machineId,
-      offerId,
+      serial,
+      offerId: input.offerId,
       label: input.label,
       name: input.name,
       image: input.image,
       sshPublicKey: input.sshPublicKey,
       priceUsdPerHour: offer.priceUsdPerHour,
       sshHost: documentationAddress(hostId),
-      sshPort: 10_000 + (hash32(this.seed, hostId, this.nextMachine) % 50_000),
+      sshPort: 10_000 + (hash32(this.seed, hostId, serial) % 50_000),
       createdAt,
       readyAt: createdAt + this.options.provisioningMs,
       mishap: this.mishaps.shift() ?? null,
       rebootUntil: 0,
       terminatedAt: null,
-      holdsCapacity,
+      holdsCapacity: capacity !== null,
     };
-    this.machines.set(machineId, record);
-    if (holdsCapacity) this.taken.set(offerId, (this.taken.get(offerId) ?? 0) + 1);
-    return record;
+    if (await this.store.addMachine(record, capacity)) return record;
+    if (record.mishap) this.mishaps.unshift(record.mishap); // used up only by a machine that exists
+    return null;
   }
 
-  getMachine(machineId: string): SandboxMachine | null {
-    const record = this.live(machineId);
+  async getMachine(machineId: string): Promise<SandboxMachine | null> {
+    const record = await this.live(machineId);
     return record ? this.snapshot(record) : null;
   }
 
   /** Every machine not yet terminated, whoever made it. */
-  listMachines(): SandboxMachine[] {
-    const result: SandboxMachine[] = [];
-    for (const record of [...this.machines.values()]) {
-      if (record.terminatedAt === null) result.push(this.snapshot(record));
-      else this.live(record.machineId); // forgets it once its retention is over
-    }
-    return result;
+  async listMachines(): Promise<SandboxMachine[]> {
+    const records = await this.store.liveMachines(this.now() - this.options.terminatedRetentionMs);
+    return records.map((record) => this.snapshot(record));
   }
 
-  reboot(machineId: string): 'ok' | 'not_found' | 'not_running' {
-    const record = this.live(machineId);
+  async reboot(machineId: string): Promise<'ok' | 'not_found' | 'not_running'> {
+    const record = await this.live(machineId);
     if (!record || record.terminatedAt !== null) return 'not_found';
     const status = this.statusOf(record);
     if (status !== 'running' && status !== 'rebooting') return 'not_running';
-    record.rebootUntil = this.now() + this.options.rebootMs;
+    await this.store.setRebootUntil(machineId, this.now() + this.options.rebootMs);
     return 'ok';
   }
 
   /** Idempotent; frees the offer's capacity the machine held. */
-  terminate(machineId: string): void {
-    const record = this.machines.get(machineId);
-    if (!record || record.terminatedAt !== null) return;
-    record.terminatedAt = this.now();
-    if (record.holdsCapacity) {
-      const left = (this.taken.get(record.offerId) ?? 1) - 1;
-      if (left > 0) this.taken.set(record.offerId, left);
-      else this.taken.delete(record.offerId);
-    }
+  async terminate(machineId: string): Promise<void> {
+    await this.store.terminate(machineId, this.now());
   }
 
   /** A machine we still remember; terminated ones are forgotten after the retention period. */
-  private live(machineId: string): MachineRecord | null {
-    const record = this.machines.get(machineId);
+  private async live(machineId: string): Promise<MachineRecord | null> {
+    const record = await this.store.machine(machineId);
     if (!record) return null;
-    if (record.terminatedAt !== null && this.now() - record.terminatedAt >= this.options.terminatedRetentionMs) {
-      this.machines.delete(machineId);
-      return null;
-    }
+    if (record.terminatedAt !== null && this.now() - record.terminatedAt >= this.options.terminatedRetentionMs) return null;
     return record;
   }
 
@@ -251,12 +224,12 @@ export class SandboxCloud {
 
   // ---- knobs for tests and demos --------------------------------------------------------------
 
-  /** The next `count` creates fail: `rejected` makes nothing, `ambiguous` still makes the machine when it can. */
+  /** The next `count` creates in this process fail: `rejected` makes nothing, `ambiguous` still makes the machine when it can. */
   failNextCreates(count: number, kind: InjectedCreateFailure): void {
     for (let i = 0; i < count; i++) this.createFailures.push(kind);
   }
 
-  /** The next `count` reads (offers or machines) fail as if the cloud could not be reached. */
+  /** The next `count` reads (offers or machines) in this process fail as if the cloud could not be reached. */
   failNextReads(count: number): void {
     this.readFailures += count;
   }
@@ -268,46 +241,51 @@ export class SandboxCloud {
     return true;
   }
 
-  /** The next `count` machines created never become ready the normal way. */
+  /** The next `count` machines created in this process never become ready the normal way. */
   mishapNextProvisions(count: number, mishap: ProvisioningMishap): void {
     for (let i = 0; i < count; i++) this.mishaps.push(mishap);
   }
 
   /** The offer disappears from the market (someone else took it, or the host left). */
-  withdrawOffer(offerId: string): void {
-    this.withdrawn.add(offerId);
+  async withdrawOffer(offerId: string): Promise<void> {
+    await this.store.setWithdrawn(offerId, true);
   }
 
-  restoreOffer(offerId: string): void {
-    this.withdrawn.delete(offerId);
+  async restoreOffer(offerId: string): Promise<void> {
+    await this.store.setWithdrawn(offerId, false);
   }
 
-  /** The host changes its price; the text must be a plain decimal with at most 4 decimals. */
-  repriceOffer(offerId: string, priceUsdPerHour: string): void {
+  /** The host changes its price; the text must be a plain decimal with at most 4 decimals (else a RangeError). */
+  async repriceOffer(offerId: string, priceUsdPerHour: string): Promise<void> {
     const units = parsePriceUnits(priceUsdPerHour);
     if (units === null) throw new RangeError(`not a sandbox price: ${priceUsdPerHour}`);
-    this.repriced.set(offerId, formatPriceUnits(units));
+    await this.store.setPrice(offerId, formatPriceUnits(units));
   }
 
   /** The machine vanishes upstream without anyone terminating it (host failure, provider cleanup). */
-  loseMachine(machineId: string): void {
-    this.terminate(machineId);
-    this.machines.delete(machineId);
+  async loseMachine(machineId: string): Promise<void> {
+    await this.store.remove(machineId);
   }
 
   /**
    * A machine someone made on the account outside the control plane (another tool, the web console):
    * it is listed upstream but carries no label of ours, or whatever label is given.
    */
-  addForeignMachine(label: string | null, offerId: string = offerIdAt(0)): string {
-    const offer = this.getOffer(offerId) ?? this.catalog[0]!;
-    const record = this.addMachine(
-      { offerId, label, name: 'made elsewhere', image: DEFAULT_IMAGE, sshPublicKey: null },
-      offer,
-      false,
-    );
-    return record.machineId;
+  async addForeignMachine(label: string | null, offerId: string = offerIdAt(0)): Promise<string> {
+    const offer = (await this.getOffer(offerId)) ?? this.catalog[0]!;
+    const record = await this.addMachine({ offerId, label, name: 'made elsewhere', image: DEFAULT_IMAGE, sshPublicKey: null }, offer, null);
+    return record!.machineId;
   }
+}
+
+/** An offer as it stands: the generated one with its new price and what is left of its availability. */
+function view(base: Offer, state: OfferState | null | undefined): Offer {
+  return {
+    ...base,
+    priceUsdPerHour: state?.priceUsdPerHour ?? base.priceUsdPerHour,
+    available: Math.max(0, base.available - (state?.taken ?? 0)),
+    attributes: { ...base.attributes },
+  };
 }
 
 export const DEFAULT_IMAGE = 'nvidia/cuda:12.8.1-runtime-ubuntu24.04';

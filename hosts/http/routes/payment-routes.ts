@@ -36,8 +36,8 @@ export function stripeWebhookRoutes(payments: PaymentsService): RouteDef[] {
 
 /** The embedded processor's checkout page: a button that pays with a pretend card. */
 export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsService): RouteDef[] {
-  const page = (sessionId: string) => {
-    const found = manual.page(sessionId);
+  const page = async (sessionId: string) => {
+    const found = await manual.page(sessionId);
     if (!found) throw notFound(`checkout session ${sessionId}`);
     return found;
   };
@@ -52,7 +52,7 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
       params: SessionIdParams,
       responses: [{ status: 200, description: 'An HTML page' }],
       async handle({ params }) {
-        const { amountCents, status } = page(params.session_id);
+        const { amountCents, status } = await page(params.session_id);
         const id = escape(params.session_id);
         const action =
           status === 'open'
@@ -75,8 +75,8 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
       bodyOptional: true,
       responses: [{ status: 303, description: 'Back to the success address' }],
       async handle({ params }) {
-        const { successUrl } = page(params.session_id);
-        manual.pay(params.session_id);
+        const { successUrl } = await page(params.session_id);
+        await manual.pay(params.session_id);
         await payments.settleSession(params.session_id);
         return { status: 303, headers: { location: successUrl } };
       },
@@ -92,8 +92,8 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
       bodyOptional: true,
       responses: [{ status: 303, description: 'Back to the cancel address' }],
       async handle({ params }) {
-        const { cancelUrl } = page(params.session_id);
-        manual.expire(params.session_id);
+        const { cancelUrl } = await page(params.session_id);
+        await manual.expire(params.session_id);
         await payments.settleSession(params.session_id);
         return { status: 303, headers: { location: cancelUrl } };
       },

@@ -1,0 +1,94 @@
+import type { MachineRecord, OfferState, SandboxStore } from './store.ts';
+
+/**
+ * The sandbox standing alone (catalog tests, benchmarks, a provider built without a database): state in
+ * this process, gone when it ends. A control plane never uses it; it gives the sandbox its database.
+ */
+export class MemorySandboxStore implements SandboxStore {
+  private readonly machines = new Map<string, MachineRecord>();
+  private readonly offers = new Map<string, OfferState>();
+  /** Machine ids carry the start time, so ids from an earlier run of the process are never reused. */
+  private readonly idPrefix: string;
+  private serial = 0;
+
+  constructor(startedAt: number) {
+    this.idPrefix = `sbx-${Math.max(0, Math.trunc(startedAt)).toString(36)}`;
+  }
+
+  async offerStates(): Promise<Map<string, OfferState>> {
+    return new Map([...this.offers].map(([id, state]) => [id, { ...state }]));
+  }
+
+  async offerState(offerId: string): Promise<OfferState | null> {
+    const state = this.offers.get(offerId);
+    return state ? { ...state } : null;
+  }
+
+  async setWithdrawn(offerId: string, withdrawn: boolean): Promise<void> {
+    this.offer(offerId).withdrawn = withdrawn;
+  }
+
+  async setPrice(offerId: string, priceUsdPerHour: string): Promise<void> {
+    this.offer(offerId).priceUsdPerHour = priceUsdPerHour;
+  }
+
+  async nextMachine(): Promise<{ machineId: string; serial: number }> {
+    const serial = ++this.serial;
+    return { machineId: `${this.idPrefix}-${serial}`, serial };
+  }
+
+  async addMachine(record: MachineRecord, capacity: number | null): Promise<boolean> {
+    if (capacity !== null) {
+      const offer = this.offer(record.offerId);
+      if (offer.withdrawn || offer.taken >= capacity) return false;
+      offer.taken++;
+    }
+    this.machines.set(record.machineId, { ...record });
+    return true;
+  }
+
+  async machine(machineId: string): Promise<MachineRecord | null> {
+    const record = this.machines.get(machineId);
+    return record ? { ...record } : null;
+  }
+
+  async liveMachines(forgetBefore: number): Promise<MachineRecord[]> {
+    const live: MachineRecord[] = [];
+    for (const record of [...this.machines.values()]) {
+      if (record.terminatedAt === null) live.push({ ...record });
+      else if (record.terminatedAt <= forgetBefore) this.machines.delete(record.machineId);
+    }
+    return live;
+  }
+
+  async setRebootUntil(machineId: string, until: number): Promise<void> {
+    const record = this.machines.get(machineId);
+    if (record && record.terminatedAt === null) record.rebootUntil = until;
+  }
+
+  async terminate(machineId: string, at: number): Promise<void> {
+    const record = this.machines.get(machineId);
+    if (!record || record.terminatedAt !== null) return;
+    record.terminatedAt = at;
+    this.release(record);
+  }
+
+  async remove(machineId: string): Promise<void> {
+    const record = this.machines.get(machineId);
+    if (!record) return;
+    this.machines.delete(machineId);
+    if (record.terminatedAt === null) this.release(record);
+  }
+
+  private release(record: MachineRecord): void {
+    if (!record.holdsCapacity) return;
+    const offer = this.offer(record.offerId);
+    offer.taken = Math.max(0, offer.taken - 1);
+  }
+
+  private offer(offerId: string): OfferState {
+    let state = this.offers.get(offerId);
+    if (!state) this.offers.set(offerId, (state = { taken: 0, withdrawn: false, priceUsdPerHour: null }));
+    return state;
+  }
+}

@@ -1,0 +1,154 @@
+import type { ProviderDatabase } from '../provider-module.ts';
+import type { MachineRecord, OfferState, ProvisioningMishap, SandboxStore } from './store.ts';
+
+type Row = Record<string, unknown>;
+
+const num = (value: unknown): number => {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`sandbox: not a safe integer from the database: ${String(value)}`);
+  return n;
+};
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+const MACHINE_COLUMNS = `machine_id, serial, offer_id, label, name, image, ssh_public_key, price_usd_per_hour, ssh_host, ssh_port,
+  created_at_ms, ready_at_ms, mishap, reboot_until_ms, terminated_at_ms, holds_capacity`;
+
+const toMachine = (row: Row): MachineRecord => ({
+  machineId: String(row.machine_id),
+  serial: num(row.serial),
+  offerId: String(row.offer_id),
+  label: text(row.label),
+  name: String(row.name),
+  image: String(row.image),
+  sshPublicKey: text(row.ssh_public_key),
+  priceUsdPerHour: String(row.price_usd_per_hour),
+  sshHost: String(row.ssh_host),
+  sshPort: num(row.ssh_port),
+  createdAt: num(row.created_at_ms),
+  readyAt: num(row.ready_at_ms),
+  mishap: text(row.mishap) as ProvisioningMishap | null,
+  rebootUntil: num(row.reboot_until_ms),
+  terminatedAt: row.terminated_at_ms === null || row.terminated_at_ms === undefined ? null : num(row.terminated_at_ms),
+  holdsCapacity: row.holds_capacity === true,
+});
+
+const toOfferState = (row: Row): OfferState => ({
+  taken: num(row.taken),
+  withdrawn: row.withdrawn === true,
+  priceUsdPerHour: text(row.price_usd_per_hour),
+});
+
+/** The machine's values in MACHINE_COLUMNS order, typed so they can stand in a select list. */
+const MACHINE_VALUES = `?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer,
+  ?::bigint, ?::bigint, ?::text, ?::bigint, ?::bigint, ?::boolean`;
+const machineParams = (r: MachineRecord): unknown[] => [
+  r.machineId, r.serial, r.offerId, r.label, r.name, r.image, r.sshPublicKey, r.priceUsdPerHour, r.sshHost, r.sshPort,
+  r.createdAt, r.readyAt, r.mishap, r.rebootUntil, r.terminatedAt, r.holdsCapacity,
+];
+
+/** Frees the unit of capacity a machine held, for the machine rows the CTE `ended` returns. */
+const RELEASE = `update sandbox_offers o set taken = greatest(o.taken - 1, 0)
+   from ended where ended.holds_capacity and o.offer_id = ended.offer_id`;
+
+/**
+ * The sandbox's state in the control plane's database (migration 0006): tables `sandbox_machines` and
+ * `sandbox_offers`, ids from the sequence `sandbox_machine_serial`. Every method is one statement, so no
+ * transaction is ever held open around a call (PGlite runs one query at a time).
+ */
+export class SqlSandboxStore implements SandboxStore {
+  private readonly db: ProviderDatabase;
+
+  constructor(db: ProviderDatabase) {
+    this.db = db;
+  }
+
+  async offerStates(): Promise<Map<string, OfferState>> {
+    const rows = await this.db.execute<Row[]>(
+      `select offer_id, taken, withdrawn, price_usd_per_hour from sandbox_offers
+        where taken > 0 or withdrawn or price_usd_per_hour is not null`,
+    );
+    return new Map(rows.map((row) => [String(row.offer_id), toOfferState(row)]));
+  }
+
+  async offerState(offerId: string): Promise<OfferState | null> {
+    const [row] = await this.db.execute<Row[]>(`select taken, withdrawn, price_usd_per_hour from sandbox_offers where offer_id = ?`, [offerId]);
+    return row ? toOfferState(row) : null;
+  }
+
+  async setWithdrawn(offerId: string, withdrawn: boolean): Promise<void> {
+    await this.db.execute(
+      `insert into sandbox_offers (offer_id, withdrawn) values (?, ?) on conflict (offer_id) do update set withdrawn = excluded.withdrawn`,
+      [offerId, withdrawn],
+    );
+  }
+
+  async setPrice(offerId: string, priceUsdPerHour: string): Promise<void> {
+    await this.db.execute(
+      `insert into sandbox_offers (offer_id, price_usd_per_hour) values (?, ?)
+       on conflict (offer_id) do update set price_usd_per_hour = excluded.price_usd_per_hour`,
+      [offerId, priceUsdPerHour],
+    );
+  }
+
+  async nextMachine(): Promise<{ machineId: string; serial: number }> {
+    const [row] = await this.db.execute<Row[]>(`select nextval('sandbox_machine_serial') as serial`);
+    const serial = num(row!.serial);
+    return { machineId: `sbx-${serial}`, serial };
+  }
+
+  async addMachine(record: MachineRecord, capacity: number | null): Promise<boolean> {
+    if (capacity === null) {
+      await this.db.execute(`insert into sandbox_machines (${MACHINE_COLUMNS}) values (${MACHINE_VALUES})`, machineParams(record));
+      return true;
+    }
+    // one statement: the unit is taken only while one is left, and the machine exists only if it was
+    const rows = await this.db.execute<Row[]>(
+      `with took as (
+         insert into sandbox_offers as o (offer_id, taken) select ?::text, 1 where ?::integer >= 1
+         on conflict (offer_id) do update set taken = o.taken + 1 where o.taken < ?::integer and not o.withdrawn
+         returning offer_id
+       )
+       insert into sandbox_machines (${MACHINE_COLUMNS}) select ${MACHINE_VALUES} from took
+       returning machine_id`,
+      [record.offerId, capacity, capacity, ...machineParams(record)],
+    );
+    return rows.length === 1;
+  }
+
+  async machine(machineId: string): Promise<MachineRecord | null> {
+    const [row] = await this.db.execute<Row[]>(`select ${MACHINE_COLUMNS} from sandbox_machines where machine_id = ?`, [machineId]);
+    return row ? toMachine(row) : null;
+  }
+
+  async liveMachines(forgetBefore: number): Promise<MachineRecord[]> {
+    const rows = await this.db.execute<Row[]>(
+      `with forgotten as (delete from sandbox_machines where terminated_at_ms <= ?)
+       select ${MACHINE_COLUMNS} from sandbox_machines where terminated_at_ms is null order by serial`,
+      [forgetBefore],
+    );
+    return rows.map(toMachine);
+  }
+
+  async setRebootUntil(machineId: string, until: number): Promise<void> {
+    await this.db.execute(`update sandbox_machines set reboot_until_ms = ? where machine_id = ? and terminated_at_ms is null`, [until, machineId]);
+  }
+
+  async terminate(machineId: string, at: number): Promise<void> {
+    await this.db.execute(
+      `with ended as (
+         update sandbox_machines set terminated_at_ms = ? where machine_id = ? and terminated_at_ms is null
+         returning offer_id, holds_capacity
+       ) ${RELEASE}`,
+      [at, machineId],
+    );
+  }
+
+  async remove(machineId: string): Promise<void> {
+    await this.db.execute(
+      `with removed as (delete from sandbox_machines where machine_id = ? returning offer_id, holds_capacity, terminated_at_ms),
+       ended as (select offer_id, holds_capacity from removed where terminated_at_ms is null)
+       ${RELEASE}`,
+      [machineId],
+    );
+  }
+}
