@@ -4,7 +4,8 @@ import type { Clock } from '../ports/clock.ts';
 import { supportedOperations, type Provider } from '../ports/providers.ts';
 import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
 import { ProviderFeed, type FeedTiming, type FeedView } from './provider-feed.ts';
-import { activeStandardFilters, compileFilter, type MarketFilter } from './search-filter.ts';
+import type { Found, Scope } from './node-index.ts';
+import { activeStandardFilters, type ExtraFilter, type MarketFilter, type StandardFilter } from './search-filter.ts';
 
 export interface MarketSettings {
   /** Basis points added to upstream prices once renting is open (while closed, prices are upstream's own). */
@@ -60,7 +61,10 @@ export interface MarketplaceResult {
 interface Selection {
   feed: ProviderFeed;
   view: FeedView;
-  matches: (node: MarketNode) => boolean;
+  /** Standard filters not applied to this provider's offers. */
+  ignored: ReadonlySet<StandardFilter>;
+  /** The extra filters it knows. */
+  extra: ExtraFilter[];
   ignoredNames: string[];
 }
 
@@ -122,17 +126,11 @@ export class MarketService {
     const selections = await this.select(filter);
     const { result: nodes, counts } = this.cached(['search', filter, limit], selections, () => {
       const counts: number[] = [];
-      const cheapest = selections.map(({ view, matches }) => {
-        // each snapshot is sorted cheapest first: keep the first `limit` matches, count the rest
-        const kept: MarketNode[] = [];
-        let count = 0;
-        for (const node of view.nodes) {
-          if (node.offer.available <= 0 || !matches(node)) continue;
-          count++;
-          if (kept.length < limit) kept.push(node);
-        }
-        counts.push(count);
-        return kept;
+      const cheapest = selections.map((selection) => {
+        // matches come cheapest first, like the snapshot: the first `limit` are this provider's share
+        const { total, first } = matching(selection, filter, 'rentable', limit);
+        counts.push(total);
+        return Array.from(first, (position) => selection.view.nodes[position]!);
       });
       return { result: mergeCheapest(cheapest, limit), counts };
     });
@@ -148,14 +146,10 @@ export class MarketService {
     const selections = await this.select(filter);
     const { result: groups, counts } = this.cached(['marketplace', filter], selections, () => {
       const groups = new Map<string, MarketGroup>();
-      const counts = selections.map(({ view, matches }) => {
-        let count = 0;
-        for (const node of view.nodes) {
-          if (!matches(node)) continue;
-          count++;
-          addToGroup(groups, node);
-        }
-        return count;
+      const counts = selections.map((selection) => {
+        const { total, first } = matching(selection, filter, 'all', Infinity);
+        for (const position of first) addToGroup(groups, selection.view.nodes[position]!);
+        return total;
       });
       return { result: [...groups.values()].sort(byGroupKey), counts };
     });
@@ -196,7 +190,7 @@ export class MarketService {
       const known = new Set(provider.extraFilterKeys);
       const extra = filter.extra.filter((item) => known.has(item.key));
       const unknownExtra = filter.extra.filter((item) => !known.has(item.key)).map((item) => item.text);
-      return { feed, view: feed.view(), matches: compileFilter(filter, ignored, extra), ignoredNames: [...ignored, ...unknownExtra] };
+      return { feed, view: feed.view(), ignored, extra, ignoredNames: [...ignored, ...unknownExtra] };
     });
   }
 
@@ -213,6 +207,10 @@ export class MarketService {
     };
   }
 }
+
+/** What the filter keeps of the selection's snapshot: how many, and the first `limit` (cheapest first). */
+const matching = ({ view, ignored, extra }: Selection, filter: MarketFilter, scope: Scope, limit: number): Found =>
+  view.index.select(filter, ignored, extra, scope, limit);
 
 /** The cheapest `limit` nodes of several lists that are each sorted cheapest first. */
 function mergeCheapest(lists: MarketNode[][], limit: number): MarketNode[] {

@@ -2,6 +2,7 @@ import { messageOf } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Provider } from '../ports/providers.ts';
 import { cheapestFirst, type MarketNode } from './node.ts';
+import { EMPTY_INDEX, NodeIndex } from './node-index.ts';
 import type { Offer } from './offer.ts';
 
 export interface FeedTiming {
@@ -26,6 +27,8 @@ export interface FeedView {
   generation: number | null;
   /** Sorted cheapest first. Empty when nothing was fetched yet, or the last good fetch is too old. */
   nodes: readonly MarketNode[];
+  /** The same nodes as columns, for searches. */
+  index: NodeIndex;
 }
 
 /**
@@ -38,7 +41,7 @@ export class ProviderFeed {
   private readonly clock: Clock;
   private readonly timing: FeedTiming;
   private readonly price: (offer: Offer) => MarketNode;
-  private snapshot: { nodes: MarketNode[]; fetchedAt: Date; generation: number } | null = null;
+  private snapshot: { nodes: MarketNode[]; index: NodeIndex; fetchedAt: Date; generation: number } | null = null;
   private lastError: string | null = null;
   private lastAttemptAt: Date | null = null;
   private inflight: Promise<void> | null = null;
@@ -94,6 +97,7 @@ export class ProviderFeed {
       fetchedAt: usable?.fetchedAt ?? null,
       generation: usable?.generation ?? null,
       nodes: usable?.nodes ?? [],
+      index: usable?.index ?? EMPTY_INDEX,
     };
   }
 
@@ -118,7 +122,8 @@ export class ProviderFeed {
     try {
       const offers = await Promise.race([this.provider.listOffers(controller.signal), deadline]);
       const nodes = offers.flatMap((offer) => this.priced(offer)).sort(cheapestFirst);
-      this.snapshot = { nodes, fetchedAt: this.clock.now(), generation: this.refreshes };
+      // the columns are built here, once a minute at most, not on the first search that needs them
+      this.snapshot = { nodes, index: new NodeIndex(nodes, this.provider.extraFilterKeys), fetchedAt: this.clock.now(), generation: this.refreshes };
       this.lastError = null;
     } catch (error) {
       this.lastError = messageOf(error);

@@ -99,36 +99,39 @@ export function parseExtraFilters(text: string): { ok: true; filters: ExtraFilte
 
 const NUMBER = /^-?\d+(\.\d+)?$/;
 
-/** Compares one raw attribute with an extra filter: numerically when both are numbers, else as text. */
-export function extraMatches(attribute: string | number | boolean | undefined, filter: ExtraFilter): boolean {
-  if (attribute === undefined) return false;
+const ORDER_TESTS: Record<ExtraOperator, (order: number) => boolean> = {
+  '=': (order) => order === 0,
+  '!=': (order) => order !== 0,
+  '>=': (order) => order >= 0,
+  '<=': (order) => order <= 0,
+  '>': (order) => order > 0,
+  '<': (order) => order < 0,
+};
+
+/**
+ * An extra filter as a test of one raw attribute: numerically when both sides are numbers, else as text
+ * (booleans accept true/false/1/0/yes/no). What depends only on the filter is worked out once, here.
+ */
+export function extraPredicate(filter: ExtraFilter): (attribute: string | number | boolean | undefined) => boolean {
   const wanted = filter.value;
-  let order: number;
-  if (typeof attribute === 'boolean') {
-    const flag = /^(true|1|yes)$/i.test(wanted) ? true : /^(false|0|no)$/i.test(wanted) ? false : null;
-    if (flag === null) return false;
-    order = attribute === flag ? 0 : attribute ? 1 : -1;
-  } else if ((typeof attribute === 'number' || NUMBER.test(attribute)) && NUMBER.test(wanted)) {
-    order = Math.sign(Number(attribute) - Number(wanted));
-  } else {
-    const a = String(attribute).toLowerCase();
-    const b = wanted.toLowerCase();
-    order = a === b ? 0 : a < b ? -1 : 1;
-  }
-  switch (filter.operator) {
-    case '=':
-      return order === 0;
-    case '!=':
-      return order !== 0;
-    case '>=':
-      return order >= 0;
-    case '<=':
-      return order <= 0;
-    case '>':
-      return order > 0;
-    case '<':
-      return order < 0;
-  }
+  const test = ORDER_TESTS[filter.operator];
+  const flag = /^(true|1|yes)$/i.test(wanted) ? true : /^(false|0|no)$/i.test(wanted) ? false : null;
+  const wantedNumber = NUMBER.test(wanted) ? Number(wanted) : null;
+  const wantedText = wanted.toLowerCase();
+  return (attribute) => {
+    if (attribute === undefined) return false;
+    let order: number;
+    if (typeof attribute === 'boolean') {
+      if (flag === null) return false;
+      order = attribute === flag ? 0 : attribute ? 1 : -1;
+    } else if (wantedNumber !== null && (typeof attribute === 'number' || NUMBER.test(attribute))) {
+      order = Math.sign(Number(attribute) - wantedNumber);
+    } else {
+      const text = String(attribute).toLowerCase();
+      order = text === wantedText ? 0 : text < wantedText ? -1 : 1;
+    }
+    return test(order);
+  };
 }
 
 type Check = (node: MarketNode) => boolean;
@@ -144,10 +147,11 @@ const sameText = (read: (offer: Offer) => string | null, wanted: string): Check 
 };
 
 /**
- * Compiles the filter, once per search, into one predicate over priced nodes holding only the checks the
- * caller asked for. `ignored` names the standard filters this provider cannot report (not applied);
- * `extra` holds only the extra filters it knows. A node whose provider reports a field but not for this
- * offer (null) fails a filter on that field.
+ * What a filter keeps, node by node: one predicate holding only the checks the caller asked for.
+ * `ignored` names the standard filters this provider cannot report (not applied); `extra` holds only the
+ * extra filters it knows. A node whose provider reports a field but not for this offer (null) fails a
+ * filter on that field. Searches run the same filter over columns (NodeIndex); this plain form is the
+ * definition a property test holds the index to.
  */
 export function compileFilter(filter: MarketFilter, ignored: ReadonlySet<StandardFilter>, extra: readonly ExtraFilter[]): Check {
   const checks: Check[] = [];
@@ -169,7 +173,10 @@ export function compileFilter(filter: MarketFilter, ignored: ReadonlySet<Standar
   when('mig', filter.mig, (flag) => (node) => node.offer.mig === flag);
   when('baremetal', filter.baremetal, (flag) => (node) => node.offer.baremetal === flag);
   when('virtualized', filter.virtualized, (flag) => (node) => node.offer.virtualized === flag);
-  for (const item of extra) checks.push((node) => extraMatches(node.offer.attributes[item.key], item));
+  for (const item of extra) {
+    const matches = extraPredicate(item);
+    checks.push((node) => matches(node.offer.attributes[item.key]));
+  }
 
   switch (checks.length) {
     case 0:
