@@ -1,12 +1,13 @@
 import { createDocument } from 'zod-openapi';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { BODY_LIMIT_KB } from './json-body.ts';
+import { MAX_HEAD_BYTES } from './server.ts';
 import { ErrorOut, ValidationErrorOut } from './schemas/common.ts';
 import type { Access, RouteDef } from './route.ts';
 
 export const API_VERSION = '0.1.0';
 
 const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
-const error = (description: string) => ({ description, ...json(ErrorOut) });
 
 /** The `security` of an operation: which credential the route table asks for. */
 const security = (access: Access) => {
@@ -36,21 +37,78 @@ const scopeNote = (access: Access): string => {
   }
 };
 
-function operation(route: RouteDef) {
-  const responses: Record<string, unknown> = {};
-  for (const r of route.responses) {
-    responses[String(r.status)] = r.schema ? { description: r.description, ...json(r.schema) } : { description: r.description };
+/** Rate-limit state on every answer of a limited route (IETF draft 7 headers, as express-rate-limit sends them). */
+const RATE_LIMIT_HEADERS = {
+  RateLimit: z
+    .string()
+    .optional()
+    .meta({ description: 'What is left of the current window: `limit=30, remaining=29, reset=60` (reset in seconds).', header: { id: 'RateLimit' } }),
+  'RateLimit-Policy': z
+    .string()
+    .optional()
+    .meta({ description: 'The limit that applies to this caller: `30;w=60` is 30 requests a 60-second window.', header: { id: 'RateLimit-Policy' } }),
+};
+const RETRY_AFTER = z.int().min(1).meta({ description: 'Seconds to wait before sending again.', header: { id: 'Retry-After' } });
+
+const error = (description: string) => ({ description, schema: ErrorOut });
+
+/**
+ * The statuses every route of its kind answers, derived from the route definition: its credential, whether
+ * it reads a path, query or body, whether it is rate limited. A route's own `responses` add its successes and
+ * domain outcomes.
+ */
+function derivedResponses(route: RouteDef): Map<number, { description: string; schema: z.ZodType }> {
+  const derived = new Map<number, { description: string; schema: z.ZodType }>();
+  const { access } = route;
+  const malformed = [route.body && 'the body is not valid JSON', route.params && 'a path parameter is not valid percent-encoding'].filter(Boolean);
+  if (malformed.length > 0) derived.set(400, error(`Malformed request: ${malformed.join(', or ')}`));
+  if (access.kind === 'operator') {
+    derived.set(401, error('Missing or wrong operator key (or none configured on this server)'));
+  } else if (access.kind === 'bearer') {
+    derived.set(401, error('Missing, invalid, expired or revoked bearer token'));
+  } else if (access.kind === 'bearer-or-body') {
+    derived.set(401, error('Invalid, expired or revoked bearer token; without one, a missing, wrong or used bootstrap secret'));
   }
-  if (route.body) responses['400'] = error('The body is not valid JSON');
-  if (route.access.kind !== 'public') {
-    responses['401'] = error(route.access.kind === 'operator' ? 'Missing or wrong operator key' : 'Missing, invalid, expired or revoked credential');
+  if ((access.kind === 'bearer' || access.kind === 'bearer-or-body') && access.scope) derived.set(403, error(`The token lacks the \`${access.scope}\` scope`));
+  if (route.params) {
+    const names = Object.keys(route.params.shape).join(', ');
+    derived.set(404, error(access.kind === 'operator' || access.kind === 'public' ? `No such ${names}` : `No such ${names} for this tenant`));
   }
-  if (route.access.kind === 'bearer' || route.access.kind === 'bearer-or-body') responses['403'] = error('The token lacks the required scope');
-  if (route.params) responses['404'] = error('No such resource for this tenant');
+  if (route.body) {
+    derived.set(413, error(`The body is over ${BODY_LIMIT_KB} kB`));
+    derived.set(415, error('A body sent with another Content-Type than application/json (or an unsupported charset or encoding)'));
+  }
   if (route.params || route.query || route.body) {
-    responses['422'] = { description: 'Invalid input: `errors` names each field to fix', ...json(ValidationErrorOut) };
+    derived.set(422, { description: 'Invalid input: `errors` names each field to fix', schema: ValidationErrorOut });
   }
-  if (route.path !== '/healthz') responses['429'] = error('Too many requests; see Retry-After');
+  if (!route.unlimited) derived.set(429, error('Too many requests; wait Retry-After seconds'));
+  derived.set(431, error(`The URL and headers are over ${MAX_HEAD_BYTES / 1024} kB together`));
+  return derived;
+}
+
+const headersOf = (shape: Record<string, z.ZodType>) => (Object.keys(shape).length > 0 ? { headers: z.object(shape) } : {});
+
+function operation(route: RouteDef) {
+  const limits = route.unlimited ? {} : RATE_LIMIT_HEADERS;
+  const responses: Record<string, unknown> = {};
+  const own = new Map(route.responses.map((r) => [r.status, r]));
+  const derived = derivedResponses(route);
+  for (const status of [...new Set([...own.keys(), ...derived.keys()])].sort((a, b) => a - b)) {
+    const mine = own.get(status);
+    const common = derived.get(status);
+    const description = [common?.description, mine?.description].filter(Boolean).join('; or: ');
+    const schema = mine?.schema ?? common?.schema ?? (status >= 400 ? ErrorOut : undefined);
+    const headers = status === 431 ? {} : { ...limits, ...(status === 429 && { 'Retry-After': RETRY_AFTER }), ...mine?.headers };
+    responses[String(status)] = {
+      description,
+      ...(schema && { content: { [mine?.contentType ?? 'application/json']: { schema } } }),
+      ...headersOf(headers),
+    };
+  }
+  if (!Object.keys(responses).some((status) => /^[23]\d\d$/.test(status))) {
+    throw new Error(`${route.method.toUpperCase()} ${route.path} declares no success status`);
+  }
+  responses.default = { description: 'Unexpected failure (500): a bug or an outage, logged on the server', ...json(ErrorOut), ...headersOf(limits) };
 
   return {
     operationId: route.operationId,
@@ -92,7 +150,9 @@ export function buildOpenApi(routes: readonly RouteDef[]): object {
     info: {
       title: 'gpu-control-plane',
       version: API_VERSION,
-      description: 'One API in front of several upstream GPU clouds, paid from a prepaid balance in integer cents.',
+      description:
+        'One API in front of several upstream GPU clouds, paid from a prepaid balance in integer cents. ' +
+        'Every error is JSON `{detail}`. Every path answers OPTIONS with 204 and `Allow`; a method a path does not list answers 405 with `Allow`.',
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [{ url: '/' }],

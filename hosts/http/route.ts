@@ -14,10 +14,20 @@ export type Access =
   | { kind: 'bearer-or-body'; scope: Scope }
   | { kind: 'operator' };
 
+/**
+ * A success, or an outcome of the use case (a 404, 409, 503... the route's own domain outcomes). The statuses
+ * every route of a kind can answer (401 for a credential, 422 for inputs, 429...) are derived from the rest
+ * of the route definition in openapi.ts; list here only what this route's handler adds.
+ */
 export interface RouteResponse {
   status: number;
   description: string;
+  /** Defaults to ErrorOut for an error status. */
   schema?: z.ZodType;
+  /** Default application/json. */
+  contentType?: 'application/json' | 'text/html';
+  /** Headers this answer carries besides the rate-limit ones, by their canonical name, e.g. Location. */
+  headers?: Record<string, z.ZodType>;
 }
 
 export interface HandlerContext<P, Q, B> {
@@ -51,6 +61,8 @@ export interface RouteDef {
   body?: z.ZodType;
   /** The body may be left out entirely (an empty request is read as `{}`). */
   bodyOptional?: boolean;
+  /** Never rate limited (liveness probes). */
+  unlimited?: boolean;
   responses: RouteResponse[];
   handle(ctx: HandlerContext<any, any, any>): Promise<HandlerResult>;
 }

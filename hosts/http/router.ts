@@ -115,7 +115,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
     const chain: RequestHandler[] = [];
     switch (route.access.kind) {
       case 'public':
-        if (route.path !== '/healthz') chain.push(limiters.byAddress);
+        if (!route.unlimited) chain.push(limiters.byAddress);
         break;
       case 'bearer':
         chain.push(authenticate, limitByCallerOrAddress, requireCaller(false), requireScope(route.access.scope));

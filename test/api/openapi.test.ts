@@ -108,7 +108,52 @@ describe('/openapi.json', () => {
     expect(scopes).toEqual(['read', 'rent', 'manage', 'billing']);
   });
 
-  it('passes redocly lint with no errors', async () => {
+  it('declares the statuses each operation can answer, from its access, inputs and domain outcomes', async () => {
+    const { paths } = (await api.call('GET', '/openapi.json')).body;
+    const statuses = (path: string, method: string) => Object.keys(paths[path][method].responses).sort();
+    expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'post')).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422', '429', '431', 'default']);
+    expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'delete')).toEqual(['200', '400', '401', '403', '404', '409', '422', '429', '431', 'default']);
+    expect(statuses('/v1/billing/charges', 'post')).toEqual(['201', '400', '401', '404', '413', '415', '422', '429', '431', 'default']);
+    expect(statuses('/v1/instances', 'post')).toEqual(['201', '400', '401', '402', '403', '409', '413', '415', '422', '429', '431', '503', 'default']);
+    // terminating twice answers the instance again: no 409
+    expect(statuses('/v1/instances/{instance_id}/terminate', 'post')).toEqual(['200', '400', '401', '403', '404', '422', '429', '431', 'default']);
+    // a scope-less bearer route cannot answer 403 unless its own outcome says so
+    expect(statuses('/v1/tokens/self', 'get')).toEqual(['200', '401', '429', '431', 'default']);
+    expect(statuses('/v1/tokens/{token_id}', 'delete')).toEqual(['204', '400', '401', '403', '404', '422', '429', '431', 'default']);
+    expect(statuses('/healthz', 'get')).toEqual(['200', '431', 'default']);
+    expect(statuses('/v1/billing/card', 'delete')).toEqual(['200', '401', '403', '429', '431', '503', 'default']);
+    expect(statuses('/v1/billing/checkout/{session_id}/sync', 'post')).toContain('503');
+  });
+
+  it('gives every operation a success status', async () => {
+    const { paths } = (await api.call('GET', '/openapi.json')).body;
+    for (const [path, operations] of Object.entries(paths as Record<string, Record<string, { responses: object }>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect({ path, method, success: Object.keys(operation.responses).some((s) => /^[23]\d\d$/.test(s)) }).toEqual({ path, method, success: true });
+      }
+    }
+  });
+
+  it('declares the headers answers carry: RateLimit on limited routes, Retry-After on 429, Idempotent-Replayed on a rental', async () => {
+    const doc = (await api.call('GET', '/openapi.json')).body;
+    const headerNames = (path: string, method: string, status: string) => {
+      const headers = doc.paths[path][method].responses[status].headers ?? {};
+      return Object.keys(headers).sort();
+    };
+    expect(headerNames('/v1/tokens/self', 'get', '200')).toEqual(['RateLimit', 'RateLimit-Policy']);
+    expect(headerNames('/v1/tokens/self', 'get', '401')).toEqual(['RateLimit', 'RateLimit-Policy']);
+    expect(headerNames('/v1/tokens/self', 'get', '429')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    expect(headerNames('/v1/operator/accounts', 'get', '200')).toEqual(['RateLimit', 'RateLimit-Policy']);
+    expect(headerNames('/v1/instances', 'post', '201')).toEqual(['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy']);
+    expect(headerNames('/healthz', 'get', '200')).toEqual([]);
+    expect(headerNames('/v1/tokens/self', 'get', '431')).toEqual([]);
+    expect(headerNames('/v1/payments/manual/{session_id}/pay', 'post', '303')).toEqual(['Location', 'RateLimit', 'RateLimit-Policy']);
+    const retryAfter = doc.components.headers['Retry-After'];
+    expect(retryAfter).toMatchObject({ required: true, schema: { type: 'integer' } });
+    expect(doc.paths['/v1/payments/manual/{session_id}'].get.responses['200'].content).toHaveProperty('text/html');
+  });
+
+  it('passes redocly lint with no errors and no warnings', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gcp-openapi-'));
     try {
       const file = join(dir, 'openapi.json');
@@ -117,7 +162,9 @@ describe('/openapi.json', () => {
       const result = await promisify(execFile)(process.execPath, [redocly, 'lint', file, '--format=stylish'], {
         env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
       }).catch((error: { stdout: string; stderr: string; code: number }) => error);
-      expect(`${result.stdout}\n${result.stderr}`).not.toMatch(/\berror\b.*\n/i);
+      const output = `${result.stdout}\n${result.stderr}`;
+      expect(output).not.toMatch(/\b(error|warning)\b.*\n/i);
+      expect(output).toMatch(/Your API description is valid/);
       expect((result as { code?: number }).code ?? 0).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });

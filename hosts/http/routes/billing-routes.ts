@@ -59,7 +59,7 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       access: billing,
       responses: [
         { status: 200, description: 'The account, renting open', schema: AccountOut },
-        { status: 409, description: 'An operator hold, or no funds available yet' },
+        { status: 409, description: 'An operator hold, or no funds available yet after a tripped breaker' },
       ],
       async handle({ caller }) {
         await control.resume(caller!.tenantId);
@@ -153,7 +153,10 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       tags: ['billing'],
       access: billing,
       body: CheckoutCreate,
-      responses: [{ status: 201, description: 'The checkout', schema: CheckoutOut }],
+      responses: [
+        { status: 201, description: 'The checkout', schema: CheckoutOut },
+        { status: 503, description: 'The card processor did not open a checkout; nothing was charged' },
+      ],
       async handle({ caller, body }) {
         const { deposit, url } = await payments.checkout(caller!.tenantId, body.amount_usd);
         return { status: 201, body: { session_id: deposit.sessionId!, url, amount_cents: deposit.amountCents, status: deposit.status, deposit_id: deposit.id } };
@@ -167,7 +170,10 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       tags: ['billing'],
       access: billing,
       params: SessionIdParams,
-      responses: [{ status: 200, description: 'The checkout deposit', schema: DepositOut }],
+      responses: [
+        { status: 200, description: 'The checkout deposit', schema: DepositOut },
+        { status: 503, description: 'The card processor did not answer; try again' },
+      ],
       async handle({ caller, params }) {
         return { status: 200, body: depositOut(await payments.sync(caller!.tenantId, params.session_id)) };
       },
@@ -196,7 +202,10 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       summary: 'Forget the saved card; auto-recharge turns off',
       tags: ['billing'],
       access: billing,
-      responses: [{ status: 200, description: 'The account', schema: AccountOut }],
+      responses: [
+        { status: 200, description: 'The account', schema: AccountOut },
+        { status: 503, description: 'The card processor did not answer; the card is still saved' },
+      ],
       async handle({ caller }) {
         await payments.forgetCard(caller!.tenantId);
         return { status: 200, body: await accountBody(caller!.tenantId) };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
-import { defineRoute, type RouteDef } from '../route.ts';
+import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
 import { InstanceCreate, InstanceIdParams, InstanceOut, ScheduleRemovalRequest, instanceOut } from '../schemas/instances.ts';
 
@@ -11,7 +11,7 @@ const LIST_LIMIT = 500;
 
 export function instanceRoutes(rentals: RentalService): RouteDef[] {
   const out = (instance: Instance) => instanceOut(instance, rentals.supportedOperations(instance));
-  const action = (path: string, operationId: string, summary: string, run: (tenantId: string, id: string) => Promise<Instance>) =>
+  const action = (path: string, operationId: string, summary: string, outcomes: RouteResponse[], run: (tenantId: string, id: string) => Promise<Instance>) =>
     defineRoute({
       method: 'post',
       path,
@@ -20,10 +20,7 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       tags: ['instances'],
       access: rent,
       params: InstanceIdParams,
-      responses: [
-        { status: 200, description: 'The instance', schema: InstanceOut },
-        { status: 409, description: 'Not possible in its state, or not supported by its provider', schema: ErrorOut },
-      ],
+      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }, ...outcomes],
       async handle({ caller, params }) {
         return { status: 200, body: out(await run(caller!.tenantId, params.instance_id)) };
       },
@@ -39,7 +36,12 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       access: rent,
       body: InstanceCreate,
       responses: [
-        { status: 201, description: 'Renting: the machine is provisioning (Idempotent-Replayed: true on a retry)', schema: InstanceOut },
+        {
+          status: 201,
+          description: 'Renting: the machine is provisioning (Idempotent-Replayed: true on a retry)',
+          schema: InstanceOut,
+          headers: { 'Idempotent-Replayed': z.literal('true').optional().meta({ description: 'Present on a retry with the same idempotency_key: this is the instance rented the first time.' }) },
+        },
         { status: 402, description: 'Balance short of the first hour, or the spend cap would be exceeded', schema: ErrorOut },
         { status: 409, description: 'The node is gone, the account is paused, or the idempotency key was used for another request', schema: ErrorOut },
         { status: 503, description: 'Renting is not open yet, or the provider cannot be reached; nothing charged', schema: ErrorOut },
@@ -80,8 +82,18 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
         return { status: 200, body: out(await rentals.get(caller!.tenantId, params.instance_id)) };
       },
     }),
-    action('/v1/instances/{instance_id}/terminate', 'terminateInstance', 'Stop and remove the machine; unused time after the first hour is refunded', (t, id) => rentals.terminate(t, id)),
-    action('/v1/instances/{instance_id}/reboot', 'rebootInstance', 'Reboot the machine (409 when its provider cannot)', (t, id) => rentals.reboot(t, id)),
+    // terminating a machine already gone answers it again: no conflict
+    action('/v1/instances/{instance_id}/terminate', 'terminateInstance', 'Stop and remove the machine; unused time after the first hour is refunded', [], (t, id) => rentals.terminate(t, id)),
+    action(
+      '/v1/instances/{instance_id}/reboot',
+      'rebootInstance',
+      'Reboot the machine (409 when its provider cannot)',
+      [
+        { status: 409, description: 'Not running, or its provider cannot reboot or refused to' },
+        { status: 503, description: 'The provider could not be reached' },
+      ],
+      (t, id) => rentals.reboot(t, id),
+    ),
     defineRoute({
       method: 'post',
       path: '/v1/instances/{instance_id}/schedule-removal',
@@ -91,7 +103,10 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       access: rent,
       params: InstanceIdParams,
       body: ScheduleRemovalRequest,
-      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }],
+      responses: [
+        { status: 200, description: 'The instance', schema: InstanceOut },
+        { status: 409, description: 'The instance is already ended: nothing left to remove' },
+      ],
       async handle({ caller, params, body }) {
         return { status: 200, body: out(await rentals.scheduleRemoval(caller!.tenantId, params.instance_id, body.removal_scheduled_at)) };
       },
@@ -104,7 +119,10 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       tags: ['instances'],
       access: rent,
       params: InstanceIdParams,
-      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }],
+      responses: [
+        { status: 200, description: 'The instance', schema: InstanceOut },
+        { status: 409, description: 'The instance is already ended: nothing left to remove' },
+      ],
       async handle({ caller, params }) {
         return { status: 200, body: out(await rentals.scheduleRemoval(caller!.tenantId, params.instance_id, null)) };
       },

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { MarketService } from '../../../core/market/market-service.ts';
 import type { MarketNode } from '../../../core/market/node.ts';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
@@ -93,7 +94,12 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       tags: ['market'],
       access: { kind: 'public' },
       responses: [
-        { status: 200, description: 'The summary; refreshed at most every 60 seconds, safe to poll every minute', schema: MarketSummaryOut },
+        {
+          status: 200,
+          description: 'The summary; refreshed at most every 60 seconds, safe to poll every minute',
+          schema: MarketSummaryOut,
+          headers: { 'Cache-Control': z.string().meta({ description: '`public, max-age=<seconds until the next refresh>`' }) },
+        },
         { status: 503, description: 'No market answered and no snapshot of the last 10 minutes exists', schema: ErrorOut },
       ],
       async handle() {

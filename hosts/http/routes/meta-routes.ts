@@ -13,6 +13,7 @@ export function metaRoutes(version: string, openApi: () => object): RouteDef[] {
       summary: 'Liveness',
       tags: ['meta'],
       access: { kind: 'public' },
+      unlimited: true,
       responses: [{ status: 200, description: 'The process answers', schema: HealthOut }],
       async handle() {
         return { status: 200, body: { status: 'ok', version } };

@@ -146,7 +146,10 @@ export function operatorRoutes(service: BillingService, control: AccountControl,
       tags: ['operator'],
       access: operator,
       body: ChargeCreate,
-      responses: [{ status: 201, description: 'The ledger entry', schema: LedgerEntryOut }],
+      responses: [
+        { status: 201, description: 'The ledger entry', schema: LedgerEntryOut },
+        { status: 404, description: 'No such tenant' },
+      ],
       async handle({ body }) {
         return { status: 201, body: ledgerEntryOut(await service.charge(body.tenant_id, body.amount_usd, body.reason)) };
       },

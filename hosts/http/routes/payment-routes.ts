@@ -10,6 +10,8 @@ const StripeEventIn = z
   .looseObject({ id: z.string(), type: z.string() })
   .meta({ id: 'StripeEvent', description: 'An event as Stripe sends it; only its signature (Stripe-Signature) makes it credible.' });
 
+const LOCATION = z.string().meta({ description: 'Where the payer goes next.' });
+
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Stripe's webhook: no bearer, the signature over the raw body is the credential. */
@@ -24,7 +26,10 @@ export function stripeWebhookRoutes(payments: PaymentsService): RouteDef[] {
       access: { kind: 'public' },
       // read as JSON for the documentation and the common checks; the signature is verified over the raw bytes
       body: StripeEventIn,
-      responses: [{ status: 200, description: 'Received', schema: z.object({ received: z.literal(true), handled: z.string() }) }],
+      responses: [
+        { status: 200, description: 'Received', schema: z.object({ received: z.literal(true), handled: z.string() }) },
+        { status: 400, description: 'The signature is missing, wrong or too old' },
+      ],
       async handle({ req }) {
         const raw = (req as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
         const { handled } = await payments.webhook(raw, req.get('stripe-signature'));
@@ -50,7 +55,7 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
       tags: ['payments'],
       access: { kind: 'public' },
       params: SessionIdParams,
-      responses: [{ status: 200, description: 'An HTML page' }],
+      responses: [{ status: 200, description: 'An HTML page', contentType: 'text/html', schema: z.string() }],
       async handle({ params }) {
         const { amountCents, status } = await page(params.session_id);
         const id = escape(params.session_id);
@@ -73,7 +78,7 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
       access: { kind: 'public' },
       params: SessionIdParams,
       bodyOptional: true,
-      responses: [{ status: 303, description: 'Back to the success address' }],
+      responses: [{ status: 303, description: 'Back to the success address', headers: { Location: LOCATION } }],
       async handle({ params }) {
         const { successUrl } = await page(params.session_id);
         await manual.pay(params.session_id);
@@ -90,7 +95,7 @@ export function manualCheckoutRoutes(manual: ManualPayments, payments: PaymentsS
       access: { kind: 'public' },
       params: SessionIdParams,
       bodyOptional: true,
-      responses: [{ status: 303, description: 'Back to the cancel address' }],
+      responses: [{ status: 303, description: 'Back to the cancel address', headers: { Location: LOCATION } }],
       async handle({ params }) {
         const { cancelUrl } = await page(params.session_id);
         await manual.expire(params.session_id);

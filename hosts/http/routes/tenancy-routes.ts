@@ -105,7 +105,10 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       tags: ['tokens'],
       access: { kind: 'bearer', scope: null },
       params: TokenIdParams,
-      responses: [{ status: 204, description: 'Revoked' }],
+      responses: [
+        { status: 204, description: 'Revoked' },
+        { status: 403, description: 'Revoking another token needs the manage scope' },
+      ],
       async handle({ caller, params }) {
         await tenancy.revokeToken(caller!, params.token_id);
         return { status: 204 };
