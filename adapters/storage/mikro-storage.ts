@@ -5,7 +5,7 @@ import pg from 'pg';
 import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
 import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
-import type { Storage, UnitOfWork } from '../../core/ports/storage.ts';
+import type { Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
@@ -20,6 +20,8 @@ import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
+
+const ALWAYS_HELD: Lease = { held: async () => true };
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite database in a directory. */
 export type StorageTarget =
@@ -94,31 +96,45 @@ export class MikroStorage implements Storage {
     return new MikroStorage(orm, target);
   }
 
-  async exclusive<T>(name: string, work: () => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
+  async exclusive<T>(name: string, work: (lease: Lease) => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
     if (this.target.kind === 'pglite') {
       // a PGlite database belongs to this one process: a flag in memory is the lock
       if (this.running.has(name)) return { ran: false };
       this.running.add(name);
       try {
-        return { ran: true, result: await work() };
+        return { ran: true, result: await work(ALWAYS_HELD) };
       } finally {
         this.running.delete(name);
       }
     }
     // a session-level advisory lock needs one connection held for the whole run, outside the pool
-    const client = new pg.Client({ connectionString: this.target.url });
+    const client = new pg.Client({ connectionString: this.target.url, keepAlive: true, application_name: `gpu-control-plane ${name}` });
+    let lost: unknown = null;
+    // without a listener a dropped connection would crash the process; with it, the run learns it lost the lock
+    client.on('error', (error) => (lost ??= error));
     await client.connect();
     try {
       const key = lockKey(name);
       const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [key]);
       if (!rows[0]?.locked) return { ran: false };
+      const lease: Lease = {
+        held: async () => {
+          if (lost) return false;
+          try {
+            await client.query('select 1');
+          } catch (error) {
+            lost ??= error;
+          }
+          return !lost;
+        },
+      };
       try {
-        return { ran: true, result: await work() };
+        return { ran: true, result: await work(lease) };
       } finally {
-        await client.query('select pg_advisory_unlock($1)', [key]);
+        if (!lost) await client.query('select pg_advisory_unlock($1)', [key]).catch(() => undefined);
       }
     } finally {
-      await client.end();
+      await client.end().catch(() => undefined);
     }
   }
 

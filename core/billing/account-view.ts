@@ -27,6 +27,12 @@ export function owedBy(instance: Instance, now: Date): Cents {
   return Math.max(0, costUntil(instance.rateCentsPerHour, instance.createdAt, end) - instance.chargedCents);
 }
 
+/** A billed machine whose next hour block is due now and not paid: the sweep could not pay it from the balance. */
+export const hasUnpaidBlockDue = (instance: Instance, now: Date): boolean => {
+  const removal = removalAt(instance);
+  return billedNow([instance]).length === 1 && instance.paidUntil.getTime() <= now.getTime() && (removal === null || instance.paidUntil.getTime() < removal.getTime());
+};
+
 /** Machines that cost money now: every live instance that is not being terminated. */
 export const billedNow = (instances: readonly Instance[]): Instance[] =>
   instances.filter((i) => i.status === 'provisioning' || i.status === 'running' || i.status === 'rebooting');

@@ -89,4 +89,6 @@ export interface Deposit {
   decidedAt: Date | null;
   /** The card processor's checkout session, for a checkout deposit. */
   sessionId: string | null;
+  /** Why an operator must decide it (a checkout paid with another amount); null for most. */
+  conflict: string | null;
 }

@@ -49,6 +49,7 @@ export class BillingService {
       createdAt: this.clock.now(),
       decidedAt: null,
       sessionId: null,
+      conflict: null,
     };
     await this.storage.transaction(async (uow) => {
       await this.lockAccount(uow, tenantId);
@@ -99,8 +100,9 @@ export class BillingService {
     });
   }
 
+  /** The operator's queue: bank transfers, and checkouts whose payment conflicts with them. */
   depositsByStatus(status: DepositStatus): Promise<Deposit[]> {
-    return this.storage.read((uow) => uow.deposits.listByStatus(status));
+    return this.storage.read((uow) => uow.deposits.fundRequests(status));
   }
 
   /** Confirms a pending deposit and credits it, once: a second decision is a conflict, never a second credit. */
@@ -117,7 +119,7 @@ export class BillingService {
     return this.storage.transaction(async (uow) => {
       await this.lockAccount(uow, tenantId);
       const now = this.clock.now();
-      const deposit: Deposit = { id: this.ids.newId('dep'), tenantId, kind: 'credit', status: 'confirmed', amountCents, reference: null, reason, createdAt: now, decidedAt: now, sessionId: null };
+      const deposit: Deposit = { id: this.ids.newId('dep'), tenantId, kind: 'credit', status: 'confirmed', amountCents, reference: null, reason, createdAt: now, decidedAt: now, sessionId: null, conflict: null };
       await uow.deposits.add(deposit);
       await this.post(uow, { tenantId, kind: 'credit', amountCents, reference: deposit.id, description: reason, uniqueKey: `deposit:${deposit.id}`, at: now });
       return deposit;
@@ -140,6 +142,11 @@ export class BillingService {
       if (!deposit) throw notFound(`deposit ${depositId}`);
       if (deposit.status !== 'pending') {
         throw new DomainError('CONFLICT', `deposit ${depositId} is already ${deposit.status}; a deposit is decided once`);
+      }
+      // a card checkout is settled by the processor alone (an operator could credit money never paid, or
+      // reject a payment that lands later); only a conflict the sweep recorded waits for an operator
+      if (deposit.kind !== 'bank_transfer' && deposit.conflict === null) {
+        throw new DomainError('CONFLICT', `deposit ${depositId} is a ${deposit.kind.replace('_', ' ')}, settled by the card processor; operators confirm or reject bank transfers only`);
       }
       const now = this.clock.now();
       if (status === 'confirmed') {

@@ -6,6 +6,9 @@ import type { Ids } from '../ports/ids.ts';
 import { InvalidWebhook, type CheckoutState, type Payments } from '../ports/payments.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { AutoRecharge, AutoRechargePayment, Deposit } from './account.ts';
+import { accountFigures, hasUnpaidBlockDue } from './account-view.ts';
+import { isolated } from './isolated.ts';
+import type { CheckoutReport } from './sweep.ts';
 
 const DAY_MS = 86_400_000;
 /**
@@ -37,6 +40,8 @@ export interface AutoRechargeReport {
   attempted: number;
   succeeded: number;
   failed: number;
+  /** Accounts or attempts that failed this pass; the others carried on. */
+  errors: string[];
 }
 
 
@@ -77,6 +82,7 @@ export class PaymentsService {
       createdAt: now,
       decidedAt: null,
       sessionId: null,
+      conflict: null,
     };
     const customerId = await this.storage.transaction(async (uow) => {
       const account = await uow.accounts.lock(tenantId, now);
@@ -144,16 +150,25 @@ export class PaymentsService {
     return state ? this.settle(state) : null;
   }
 
-  /** The sweep's catch-up for missed webhooks: every pending checkout is asked about once per pass. */
-  async settlePendingCheckouts(): Promise<number> {
-    const pending = await this.storage.read((uow) => uow.deposits.listByStatus('pending', 'checkout'));
-    let settled = 0;
+  /**
+   * The sweep's catch-up for missed webhooks: every pending checkout is asked about once per pass. One
+   * checkout's failure is recorded and the others carry on; a conflict is left for an operator.
+   */
+  async settlePendingCheckouts(): Promise<CheckoutReport> {
+    const report: CheckoutReport = { settled: 0, conflicts: [], errors: [] };
+    const pending = await this.storage.read((uow) => uow.deposits.pendingCheckouts());
     for (const deposit of pending) {
       if (!deposit.sessionId) continue; // its session is still being opened
-      const state = await this.payments.getCheckout(deposit.sessionId).catch(() => null);
-      if (state && state.status !== 'open' && (await this.settle(state)).status !== 'pending') settled++;
+      const sessionId = deposit.sessionId;
+      await isolated(report.errors, `checkout ${sessionId}`, async () => {
+        const state = await this.payments.getCheckout(sessionId);
+        if (!state || state.status === 'open') return;
+        const settled = await this.settle(state);
+        if (settled.conflict) report.conflicts.push(`deposit ${settled.id}: ${settled.conflict}`);
+        else if (settled.status !== 'pending') report.settled++;
+      });
     }
-    return settled;
+    return report;
   }
 
   /** Credits a paid session once (the deposit's lock and its ledger key make a second credit impossible). */
@@ -168,7 +183,10 @@ export class PaymentsService {
         return { ...deposit, status: 'expired', decidedAt: now };
       }
       if (state.amountCents !== deposit.amountCents) {
-        throw new Error(`checkout ${state.sessionId} paid ${state.amountCents} cents for a deposit of ${deposit.amountCents}`);
+        // never credit a guess: the deposit waits for an operator, who sees it in the fund-request queue
+        const conflict = `the processor reports checkout ${state.sessionId} paid ${state.amountCents} cents for a deposit of ${deposit.amountCents}; an operator confirms or rejects it`;
+        if (deposit.conflict !== conflict) await uow.deposits.recordConflict(deposit.id, conflict);
+        return { ...deposit, conflict };
       }
       const account = await uow.accounts.lock(deposit.tenantId, now);
       await postEntry(uow, this.ids, { tenantId: deposit.tenantId, kind: 'deposit', amountCents: deposit.amountCents, reference: deposit.id, description: 'card payment', uniqueKey: `deposit:${deposit.id}`, at: now });
@@ -229,39 +247,51 @@ export class PaymentsService {
    * acts (updates auto-recharge or saves a card).
    */
   async runAutoRecharge(): Promise<AutoRechargeReport> {
-    const report: AutoRechargeReport = { attempted: 0, succeeded: 0, failed: 0 };
+    const report: AutoRechargeReport = { attempted: 0, succeeded: 0, failed: 0, errors: [] };
     // attempts that got no answer last time: asked again with the same idempotency key, never a new payment
     for (const pending of await this.storage.read((uow) => uow.autoRecharges.pending())) {
-      if (this.clock.now().getTime() - pending.createdAt.getTime() > STALE_ATTEMPT_MS) {
-        await this.abandon(pending);
-        continue;
-      }
-      const account = await this.storage.read((uow) => uow.accounts.get(pending.tenantId));
-      if (account?.card && account.paymentCustomerId) {
-        await this.attempt({ payment: pending, customerId: account.paymentCustomerId, paymentMethodId: account.card.paymentMethodId }, report);
-      }
-    }
-    const candidates = await this.storage.read((uow) => uow.autoRecharges.candidates());
-    for (const tenantId of candidates) {
-      const claim = await this.storage.transaction(async (uow) => {
-        const now = this.clock.now();
-        const account = await uow.accounts.lock(tenantId, now);
-        const settings = account?.autoRecharge;
-        if (!account || !settings?.enabled || settings.suspended || !account.card || !account.paymentCustomerId) return null;
-        if (account.balanceCents >= settings.thresholdCents) return null;
-        const recent = await uow.autoRecharges.countSince(tenantId, new Date(now.getTime() - DAY_MS));
-        if (recent >= this.settings.maxPaymentsPer24h) {
-          const lastError = `the limit of ${this.settings.maxPaymentsPer24h} automatic payments in 24 hours is reached`;
-          if (settings.lastError !== lastError) await uow.accounts.setAutoRecharge(tenantId, { ...settings, lastError });
-          return null;
+      await isolated(report.errors, `auto-recharge attempt ${pending.id}`, async () => {
+        if (this.clock.now().getTime() - pending.createdAt.getTime() > STALE_ATTEMPT_MS) {
+          await this.abandon(pending);
+          return;
         }
-        const payment = { id: this.ids.newId('arp'), tenantId, amountCents: settings.amountCents, status: 'pending' as const, error: null, createdAt: now };
-        if (!(await uow.autoRecharges.claim(payment))) return null;
-        return { payment, customerId: account.paymentCustomerId, paymentMethodId: account.card.paymentMethodId };
+        const account = await this.storage.read((uow) => uow.accounts.get(pending.tenantId));
+        if (account?.card && account.paymentCustomerId) {
+          await this.attempt({ payment: pending, customerId: account.paymentCustomerId, paymentMethodId: account.card.paymentMethodId }, report);
+        }
       });
-      if (claim) await this.attempt(claim, report);
+    }
+    const candidates = await this.storage.read((uow) => uow.autoRecharges.candidates(this.clock.now()));
+    for (const tenantId of candidates) {
+      await isolated(report.errors, `auto-recharge of ${tenantId}`, () => this.recharge(tenantId, report));
     }
     return report;
+  }
+
+  /**
+   * One account's recharge, when it needs one: available funds under the threshold, or an hour block due
+   * that the balance could not pay (the machine would otherwise run on credit into the breaker).
+   */
+  private async recharge(tenantId: string, report: AutoRechargeReport): Promise<void> {
+    const claim = await this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      const account = await uow.accounts.lock(tenantId, now);
+      const settings = account?.autoRecharge;
+      if (!account || !settings?.enabled || settings.suspended || !account.card || !account.paymentCustomerId) return null;
+      const live = await uow.instances.live(tenantId);
+      const figures = accountFigures(account.balanceCents, live, now, { stopsAt: false });
+      if (figures.availableCents >= settings.thresholdCents && !live.some((i) => hasUnpaidBlockDue(i, now))) return null;
+      const recent = await uow.autoRecharges.countSince(tenantId, new Date(now.getTime() - DAY_MS));
+      if (recent >= this.settings.maxPaymentsPer24h) {
+        const lastError = `the limit of ${this.settings.maxPaymentsPer24h} automatic payments in 24 hours is reached`;
+        if (settings.lastError !== lastError) await uow.accounts.setAutoRecharge(tenantId, { ...settings, lastError });
+        return null;
+      }
+      const payment = { id: this.ids.newId('arp'), tenantId, amountCents: settings.amountCents, status: 'pending' as const, error: null, createdAt: now };
+      if (!(await uow.autoRecharges.claim(payment))) return null;
+      return { payment, customerId: account.paymentCustomerId, paymentMethodId: account.card.paymentMethodId };
+    });
+    if (claim) await this.attempt(claim, report);
   }
 
   private async abandon(payment: AutoRechargePayment): Promise<void> {

@@ -1,22 +1,29 @@
-import { messageOf } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
-import type { Machine, Provider } from '../ports/providers.ts';
-import type { Storage } from '../ports/storage.ts';
-import type { AutoRechargeReport } from './payments-service.ts';
-import { isInstanceId, type Instance } from '../rentals/instance.ts';
+import type { Provider } from '../ports/providers.ts';
+import type { Lease, Storage } from '../ports/storage.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
+import type { AutoRechargeReport } from './payments-service.ts';
+import { isolated } from './isolated.ts';
+import { Reconciler } from './reconciler.ts';
 import { accountFigures, billedNow, removalAt } from './account-view.ts';
 
 export interface SweepSettings {
-  /** A rental whose machine the provider never showed is failed and refunded after this long. */
+  /** A rental whose machine never started is failed and refunded in full after this long. */
   provisioningDeadlineMs: number;
   /** Runaway protection for accounts without their own maximum, in cents per hour; null: none. */
   defaultMaxBurnCentsPerHour: number | null;
 }
 
+/** What the payment steps of a pass settled, and the conflicts they left for an operator. */
+export interface CheckoutReport {
+  settled: number;
+  conflicts: string[];
+  errors: string[];
+}
+
 /** The payment steps of a pass: catch missed checkout webhooks, then auto-recharge. */
 export interface SweepPayments {
-  settlePendingCheckouts(): Promise<number>;
+  settlePendingCheckouts(): Promise<CheckoutReport>;
   runAutoRecharge(): Promise<AutoRechargeReport>;
 }
 
@@ -35,17 +42,25 @@ export interface SweepReport {
   /** Card checkouts settled by asking the processor (missed webhooks). */
   checkoutsSettled: number;
   autoRecharge: AutoRechargeReport;
-  /** Providers that could not be asked this pass (retried next pass). */
+  /** Items recorded for an operator to decide (a checkout paid with another amount). */
+  conflicts: string[];
+  /** Items that failed this pass (retried next pass); the other items carried on. */
   errors: string[];
+  /** The pass lost its lock (its database session died) and stopped before its next step. */
+  lockLost: boolean;
 }
 
 /** Enough for a sweep that was stopped for a month; each round pays at most one block per instance. */
 const MAX_BLOCK_ROUNDS = 800;
 
+type Step = readonly [name: string, run: (report: SweepReport) => Promise<void>];
+
 /**
- * The billing sweep (DESIGN.md §7): reconcile with the providers, carry out removals that are due, pay
- * due hourly blocks, and trip breakers where funds ran out. Every step is idempotent, so a pass that
- * crashes half way and runs again charges nothing twice; only one runner at a time, across processes.
+ * The billing sweep (DESIGN.md §7): reconcile with the providers, settle missed checkouts, carry out
+ * removals that are due, pay due hourly blocks, auto-recharge, and trip breakers where funds ran out.
+ * Every step is idempotent, so a pass that crashes half way and runs again charges nothing twice; one
+ * item's failure is recorded and the others carry on; only one runner at a time, across processes, and a
+ * runner that lost its lock stops before its next step.
  */
 export class SweepService {
   private readonly storage: Storage;
@@ -54,6 +69,7 @@ export class SweepService {
   private readonly providers: readonly Provider[];
   private readonly settings: SweepSettings;
   private readonly payments: SweepPayments | null;
+  private readonly reconciler: Reconciler;
 
   constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; providers: readonly Provider[]; settings: SweepSettings; payments?: SweepPayments }) {
     this.payments = deps.payments ?? null;
@@ -62,26 +78,49 @@ export class SweepService {
     this.rentals = deps.rentals;
     this.providers = deps.providers;
     this.settings = deps.settings;
+    this.reconciler = new Reconciler({ ...deps, provisioningDeadlineMs: deps.settings.provisioningDeadlineMs });
   }
 
   async run(): Promise<SweepReport> {
-    const outcome = await this.storage.exclusive('billing-sweep', () => this.pass());
+    const outcome = await this.storage.exclusive('billing-sweep', (lease) => this.pass(lease));
     return outcome.ran ? outcome.result : { ...emptyReport(this.clock.now()), ran: false };
   }
 
-  private async pass(): Promise<SweepReport> {
+  private async pass(lease: Lease): Promise<SweepReport> {
     const report = emptyReport(this.clock.now());
-    await this.reconcile(report);
-    if (this.payments) report.checkoutsSettled = await this.payments.settlePendingCheckouts();
-    await this.executeRemovals(report);
-    await this.payBlocks(report);
-    if (this.payments) {
-      report.autoRecharge = await this.payments.runAutoRecharge();
-      // what a recharge brought in pays the blocks still owed, before any breaker looks at the account
-      if (report.autoRecharge.succeeded > 0) await this.payBlocks(report);
+    const steps: Step[] = [
+      ...this.providers.map((provider): Step => [`reconcile ${provider.name}`, (r) => this.reconciler.reconcile(provider, r)]),
+      ['settle checkouts', (r) => this.settleCheckouts(r)],
+      ['removals', (r) => this.executeRemovals(r)],
+      ['hour blocks', (r) => this.payBlocks(r)],
+      // before any breaker looks at an account: a recharge pays the blocks still owed
+      ['auto-recharge', (r) => this.autoRecharge(r)],
+      ['breakers', (r) => this.tripBreakers(r)],
+    ];
+    for (const [name, run] of steps) {
+      if (!(await lease.held())) {
+        report.lockLost = true;
+        report.errors.push(`the sweep lost its lock; stopped before ${name} (the next pass carries on)`);
+        break;
+      }
+      await isolated(report.errors, name, () => run(report));
     }
-    await this.tripBreakers(report);
     return report;
+  }
+
+  private async settleCheckouts(report: SweepReport): Promise<void> {
+    if (!this.payments) return;
+    const checkouts = await this.payments.settlePendingCheckouts();
+    report.checkoutsSettled += checkouts.settled;
+    report.conflicts.push(...checkouts.conflicts);
+    report.errors.push(...checkouts.errors);
+  }
+
+  private async autoRecharge(report: SweepReport): Promise<void> {
+    if (!this.payments) return;
+    report.autoRecharge = await this.payments.runAutoRecharge();
+    report.errors.push(...report.autoRecharge.errors);
+    if (report.autoRecharge.succeeded > 0) await this.payBlocks(report);
   }
 
   private async payBlocks(report: SweepReport): Promise<void> {
@@ -92,138 +131,57 @@ export class SweepService {
     }
   }
 
-  /** Removals whose time has come: billing ends at the removal time, the last block pro rata. */
+  /** Removals whose time has come: billing ends at the removal time (the locked row's), the last block pro rata. */
   private async executeRemovals(report: SweepReport): Promise<void> {
     const now = this.clock.now();
     const due = await this.storage.read((uow) => uow.instances.dueForRemoval(now));
     for (const instance of due) {
-      const at = removalAt(instance)!;
-      const ended = await this.storage.transaction(async (uow) => {
-        await uow.accounts.lock(instance.tenantId, now);
-        const locked = await uow.instances.lock(instance.tenantId, instance.id);
-        if (!locked || (locked.status !== 'provisioning' && locked.status !== 'running' && locked.status !== 'rebooting')) return null;
-        return this.rentals.endBilling(uow, locked, at, 'terminating');
-      });
-      if (ended) {
+      await isolated(report.errors, `removal of ${instance.id}`, async () => {
+        const ended = await this.storage.transaction(async (uow) => {
+          await uow.accounts.lock(instance.tenantId, now);
+          const locked = await uow.instances.lock(instance.tenantId, instance.id);
+          const at = locked ? removalAt(locked) : null;
+          if (!locked || !at || at.getTime() > now.getTime() || billedNow([locked]).length === 0) return null;
+          return this.rentals.endBilling(uow, locked, at, 'terminating');
+        });
+        if (!ended) return;
         report.removals++;
         await this.rentals.removeUpstream(ended);
-      }
+      });
     }
   }
 
-  /** Accounts whose funds ran out under running machines, or that burn beyond their maximum. */
+  /**
+   * Accounts whose funds ran out under running machines, or that burn beyond their maximum. The decision
+   * is taken under the account's lock, so a deposit that lands meanwhile saves the machines.
+   */
   private async tripBreakers(report: SweepReport): Promise<void> {
     const now = this.clock.now();
     const candidates = await this.storage.read((uow) => uow.sweep.breakerCandidates(now, this.settings.defaultMaxBurnCentsPerHour));
     for (const tenantId of candidates) {
-      const { account, instances } = await this.storage.read(async (uow) => ({ account: await uow.accounts.get(tenantId), instances: await uow.instances.live(tenantId) }));
-      if (!account || billedNow(instances).length === 0) continue;
-      const figures = accountFigures(account.balanceCents, instances, now, { stopsAt: false });
-      const maxBurn = account.maxBurnCentsPerHour ?? this.settings.defaultMaxBurnCentsPerHour;
-      const exhausted = figures.owedCents > 0 && figures.availableCents <= 0;
-      const runaway = maxBurn !== null && figures.burnCentsPerHour > maxBurn;
-      if (!exhausted && !runaway) continue;
-      const reason = exhausted
-        ? `funds exhausted: ${figures.owedCents} cents owed, ${figures.availableCents} available`
-        : `burn ${figures.burnCentsPerHour} cents/hour over the maximum of ${maxBurn}`;
-      await this.storage.transaction(async (uow) => {
-        const locked = await uow.accounts.lock(tenantId, now);
-        if (locked && !locked.pause) await uow.accounts.setPause(tenantId, { kind: 'breaker', reason, at: now });
+      await isolated(report.errors, `breaker of ${tenantId}`, async () => {
+        const trip = await this.storage.transaction(async (uow) => {
+          const account = await uow.accounts.lock(tenantId, now);
+          if (!account) return false;
+          const instances = await uow.instances.live(tenantId);
+          if (billedNow(instances).length === 0) return false;
+          // machines left running under a pause (a stop that could not reach every one) are stopped again
+          if (account.pause) return true;
+          const figures = accountFigures(account.balanceCents, instances, now, { stopsAt: false });
+          const maxBurn = account.maxBurnCentsPerHour ?? this.settings.defaultMaxBurnCentsPerHour;
+          const exhausted = figures.owedCents > 0 && figures.availableCents <= 0;
+          const runaway = maxBurn !== null && figures.burnCentsPerHour > maxBurn;
+          if (!exhausted && !runaway) return false;
+          const reason = exhausted
+            ? `funds exhausted: ${figures.owedCents} cents owed, ${figures.availableCents} available`
+            : `burn ${figures.burnCentsPerHour} cents/hour over the maximum of ${maxBurn}`;
+          await uow.accounts.setPause(tenantId, { kind: 'breaker', reason, at: now });
+          report.breakersTripped++;
+          return true;
+        });
+        if (trip) await this.rentals.terminateAll(tenantId);
       });
-      await this.rentals.terminateAll(tenantId);
-      report.breakersTripped++;
     }
-  }
-
-  /** Brings our records and each provider's machines together (DESIGN.md §5 and §7). */
-  private async reconcile(report: SweepReport): Promise<void> {
-    const live = await this.storage.read((uow) => uow.instances.allLive());
-    for (const provider of this.providers) {
-      let machines: Machine[];
-      try {
-        machines = await provider.listMachines();
-      } catch (error) {
-        report.errors.push(`${provider.name}: ${messageOf(error)}`);
-        continue;
-      }
-      const ours = live.filter((instance) => instance.provider === provider.name);
-      const byLabel = new Map(machines.filter((m) => m.label).map((m) => [m.label!, m]));
-      const known = new Set(ours.map((instance) => instance.id));
-      const seen: string[] = [];
-      for (const instance of ours) {
-        const machine = byLabel.get(instance.id) ?? null;
-        // the common case, a running machine still there: recorded for all of them in one statement
-        if (machine && instance.status === 'running' && instance.machineId === machine.machineId && machine.status === 'running') seen.push(instance.id);
-        else await this.reconcileOne(provider, instance, machine, report);
-      }
-      await this.storage.transaction((uow) => uow.sweep.markSeen(seen, this.clock.now()));
-      for (const machine of machines) {
-        if (!isInstanceId(machine.label) || known.has(machine.label)) continue;
-        if (machine.status === 'terminated') continue;
-        // ours by its label, with no live rental behind it: nobody pays for it, so it goes
-        await provider.terminateMachine(machine.machineId).then(
-          () => report.orphansTerminated++,
-          (error: unknown) => report.errors.push(`${provider.name}: terminate orphan ${machine.machineId}: ${messageOf(error)}`),
-        );
-      }
-    }
-  }
-
-  private async reconcileOne(provider: Provider, instance: Instance, machine: Machine | null, report: SweepReport): Promise<void> {
-    const now = this.clock.now();
-    if (instance.status === 'terminating') {
-      const target = instance.machineId ?? machine?.machineId ?? null;
-      if (target) {
-        const done = await this.rentals.removeUpstream({ ...instance, machineId: target });
-        if (done.status === 'terminated') report.terminationsRetried++;
-      } else {
-        await this.update(instance, (locked) => ({ ...locked, status: 'terminated' }));
-      }
-      return;
-    }
-    if (!machine && instance.machineId) machine = await provider.getMachine(instance.machineId).catch(() => machine);
-    if (machine && machine.status !== 'terminated' && machine.status !== 'failed') {
-      const running = machine.status === 'running';
-      const adopted = instance.machineId === null;
-      await this.update(instance, (locked) => ({
-        ...locked,
-        machineId: locked.machineId ?? machine.machineId,
-        status: running && (locked.status === 'provisioning' || locked.status === 'rebooting') ? 'running' : locked.status,
-        startedAt: running ? (locked.startedAt ?? now) : locked.startedAt,
-        sshHost: machine.sshHost ?? locked.sshHost,
-        sshPort: machine.sshPort ?? locked.sshPort,
-        lastSeenAt: now,
-      }));
-      if (adopted) report.adopted++;
-      return;
-    }
-    if (instance.machineId === null) {
-      // the create never answered and no machine carries our label: past the deadline, nothing runs
-      if (now.getTime() - instance.createdAt.getTime() < this.settings.provisioningDeadlineMs) return;
-      await this.end(instance, instance.createdAt, 'failed');
-      report.failedProvisioning++;
-      return;
-    }
-    // the provider no longer has the machine: billing ends when we last saw it
-    await this.end(instance, instance.lastSeenAt ?? instance.createdAt, 'gone');
-    report.goneUpstream++;
-  }
-
-  private async end(instance: Instance, at: Date, how: 'failed' | 'gone'): Promise<void> {
-    await this.storage.transaction(async (uow) => {
-      await uow.accounts.lock(instance.tenantId, this.clock.now());
-      const locked = await uow.instances.lock(instance.tenantId, instance.id);
-      if (!locked || locked.status === 'terminated' || locked.status === 'failed' || locked.status === 'terminating') return;
-      const ended = await this.rentals.endBilling(uow, locked, at, how === 'failed' ? 'failed' : 'terminating');
-      if (how === 'gone') await uow.instances.update({ ...ended, status: 'terminated' });
-    });
-  }
-
-  private async update(instance: Instance, change: (locked: Instance) => Instance): Promise<void> {
-    await this.storage.transaction(async (uow) => {
-      const locked = await uow.instances.lock(instance.tenantId, instance.id);
-      if (locked) await uow.instances.update(change(locked));
-    });
   }
 }
 
@@ -239,6 +197,8 @@ const emptyReport = (at: Date): SweepReport => ({
   orphansTerminated: 0,
   terminationsRetried: 0,
   checkoutsSettled: 0,
-  autoRecharge: { attempted: 0, succeeded: 0, failed: 0 },
+  autoRecharge: { attempted: 0, succeeded: 0, failed: 0, errors: [] },
+  conflicts: [],
   errors: [],
+  lockLost: false,
 });

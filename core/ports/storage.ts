@@ -11,14 +11,20 @@ import type { Token } from '../tenancy/token.ts';
 export interface Storage {
   /**
    * Runs `work` only if no other process (or call) is running work under the same name; answers
-   * `{ ran: false }` at once otherwise. On PostgreSQL this is an advisory lock.
+   * `{ ran: false }` at once otherwise. On PostgreSQL this is an advisory lock held by a session of its
+   * own; `lease.held()` tells whether that session (and so the lock) is still alive, so long work can
+   * stop before its next step once another runner may have started.
    */
-  exclusive<T>(name: string, work: () => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }>;
+  exclusive<T>(name: string, work: (lease: Lease) => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
   /** Runs read-only `work` outside any transaction. */
   read<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface Lease {
+  held(): Promise<boolean>;
 }
 
 export interface UnitOfWork {
@@ -34,8 +40,11 @@ export interface UnitOfWork {
 }
 
 export interface AutoRechargeStore {
-  /** Accounts with auto-recharge on, a card saved, not suspended, and a balance under the threshold. */
-  candidates(): Promise<string[]>;
+  /**
+   * Accounts with auto-recharge on, a card saved and not suspended, that may need a payment: a balance
+   * under the threshold, or an hour block due at `now` that is not paid.
+   */
+  candidates(now: Date): Promise<string[]>;
   /** Attempts that charged the card (or may have: pending) since `since`. */
   countSince(tenantId: string, since: Date): Promise<number>;
   /** Adds a pending attempt; false when the account already has one pending (another sweep is paying). */
@@ -102,7 +111,16 @@ export interface DepositStore {
   listForTenant(tenantId: string): Promise<Deposit[]>;
   /** Every tenant's with this status (and kind, when given), oldest first. */
   listByStatus(status: DepositStatus, kind?: DepositKind): Promise<Deposit[]>;
-  /** Pending fund requests per tenant. */
+  /**
+   * What waits for an operator, oldest first: bank transfers with this status, and (for `pending`)
+   * card checkouts whose paid amount conflicts with the deposit.
+   */
+  fundRequests(status: DepositStatus): Promise<Deposit[]>;
+  /** Pending checkouts the sweep should ask the processor about: those without a recorded conflict. */
+  pendingCheckouts(): Promise<Deposit[]>;
+  /** Records why a deposit needs an operator; it stays pending. */
+  recordConflict(depositId: string, conflict: string): Promise<void>;
+  /** Pending fund requests (as `fundRequests('pending')` lists them) per tenant. */
   pendingCounts(tenantId?: string): Promise<Map<string, number>>;
 }
 
@@ -120,6 +138,10 @@ export interface InstanceStore {
   overdue(tenantId: string, now: Date): Promise<Instance[]>;
   /** Live instances of every tenant. */
   allLive(): Promise<Instance[]>;
+  /** Live instances of every tenant at one provider. */
+  liveAt(provider: string): Promise<Instance[]>;
+  /** Any tenant's instance by id, locked until the transaction ends (the reconciler's check of a label). */
+  lockById(instanceId: string): Promise<Instance | null>;
   /** Billed instances whose scheduled removal or window end is at or before `now`. */
   dueForRemoval(now: Date): Promise<Instance[]>;
   update(instance: Instance): Promise<void>;

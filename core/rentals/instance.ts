@@ -44,4 +44,6 @@ export interface Instance {
   /** What the rental committed against its token chain's spend caps. */
   commitmentCents: Cents;
   lastSeenAt: Date | null;
+  /** Why the rental failed (the provider's refusal), so a retry with its idempotency key gets the same answer. */
+  failure: string | null;
 }

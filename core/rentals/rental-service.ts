@@ -1,5 +1,5 @@
-import { accountFigures } from '../billing/account-view.ts';
-import { costUntil } from '../billing/charges.ts';
+import { accountFigures, removalAt } from '../billing/account-view.ts';
+import { costUntil, earliest } from '../billing/charges.ts';
 import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
 import { postEntry } from '../billing/ledger.ts';
 import type { MarketService } from '../market/market-service.ts';
@@ -121,8 +121,9 @@ export class RentalService {
       }
       const remaining = remainingCents(chain);
       const maxHours = maxRentalHours(chain);
-      if (remaining !== null && request.terminationHours === null) {
-        throw invalidInput(['body', 'termination_hours'], 'required: this token has a spend cap, so a rental needs a shutdown window in hours');
+      if ((remaining !== null || maxHours !== null) && request.terminationHours === null) {
+        const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
+        throw invalidInput(['body', 'termination_hours'], `required: this token (or one that issued it) has ${why}, so a rental needs a shutdown window in hours`);
       }
       if (maxHours !== null && request.terminationHours !== null && request.terminationHours > maxHours) {
         throw invalidInput(['body', 'termination_hours'], `at most ${maxHours} for this token`);
@@ -162,6 +163,7 @@ export class RentalService {
         chargedCents: rate,
         commitmentCents: commitment,
         lastSeenAt: null,
+        failure: null,
       };
       await uow.instances.add(instance);
       await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
@@ -180,6 +182,12 @@ export class RentalService {
   async get(tenantId: string, instanceId: string): Promise<Instance> {
     const instance = await this.storage.read((uow) => uow.instances.get(tenantId, instanceId));
     if (!instance) throw notFound(`instance ${instanceId}`);
+    return this.refresh(instance);
+  }
+
+  /** A machine on its way up (or rebooting) is asked how it is doing; any other instance is as stored. */
+  private async refresh(instance: Instance): Promise<Instance> {
+    const { tenantId, id: instanceId } = instance;
     if ((instance.status !== 'provisioning' && instance.status !== 'rebooting') || !instance.machineId) return instance;
     const provider = this.providers.get(instance.provider);
     let machine: Machine | null;
@@ -198,8 +206,15 @@ export class RentalService {
     });
   }
 
-  /** Stops and removes the machine. Billing ends now: the unused time is refunded (after the first hour). */
+  /**
+   * Stops and removes the machine. Billing ends now (or at the removal time or window end, when that came
+   * first): the unused time is refunded (after the first hour); a machine that never started costs nothing.
+   */
   async terminate(tenantId: string, instanceId: string): Promise<Instance> {
+    const current = await this.storage.read((uow) => uow.instances.get(tenantId, instanceId));
+    if (!current) throw notFound(`instance ${instanceId}`);
+    // a machine that came up since we last looked has started: that decides what it costs
+    await this.refresh(current);
     const instance = await this.storage.transaction(async (uow) => {
       await uow.accounts.lock(tenantId, this.clock.now()); // always the account before its instances
       const locked = await uow.instances.lock(tenantId, instanceId);
@@ -261,19 +276,26 @@ export class RentalService {
     return updated;
   }
 
-  /** Ends billing at `at` (refund or final charge), releases the unused commitment, and marks the status. */
-  async endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed'): Promise<Instance> {
-    const cost = status === 'failed' ? 0 : costUntil(instance.rateCentsPerHour, instance.createdAt, at);
-    const settlement = settlementOf(instance, cost, `final:${instance.id}`, at);
+  /**
+   * Ends billing (refund or final charge), releases the unused commitment, and marks the status. Billing
+   * ends at the earliest of `at`, the scheduled removal and the window end, so nothing is billed past the
+   * time the caller asked the machine to go (nor past a capped token's window). A machine that never
+   * started, or a failed rental, costs 0.
+   */
+  async endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed', failure: string | null = null): Promise<Instance> {
+    const end = earliest(at, removalAt(instance))!;
+    const cost = status === 'failed' || instance.startedAt === null ? 0 : costUntil(instance.rateCentsPerHour, instance.createdAt, end);
+    const settlement = settlementOf(instance, cost, `final:${instance.id}`, this.clock.now());
     if (settlement) await postEntry(uow, this.ids, settlement);
     if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenId, cost - instance.commitmentCents);
     const ended: Instance = {
       ...instance,
       status,
-      terminatedAt: at,
-      paidUntil: at.getTime() > instance.paidUntil.getTime() ? at : instance.paidUntil,
+      terminatedAt: end,
+      paidUntil: end.getTime() > instance.paidUntil.getTime() ? end : instance.paidUntil,
       chargedCents: cost,
       commitmentCents: Math.min(instance.commitmentCents, cost),
+      failure: failure ?? instance.failure,
     };
     await uow.instances.update(ended);
     return ended;
@@ -303,23 +325,32 @@ export class RentalService {
       machine = await provider.createMachine({ offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, sshPublicKey, image: null });
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') {
-        await this.storage.transaction(async (uow) => {
+        const refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;
+        const failed = await this.storage.transaction(async (uow) => {
           await uow.accounts.lock(instance.tenantId, this.clock.now());
           const locked = await uow.instances.lock(instance.tenantId, instance.id);
-          if (locked?.status === 'provisioning' && !locked.machineId) await this.endBilling(uow, locked, this.clock.now(), 'failed');
+          if (locked?.status !== 'provisioning' || locked.machineId) return false;
+          await this.endBilling(uow, locked, this.clock.now(), 'failed', refusal);
+          return true;
         });
-        throw new DomainError('CONFLICT', `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`);
+        // ended meanwhile (terminated, held): it already cost nothing, and its record tells the story
+        if (failed) throw new DomainError('CONFLICT', refusal);
+        return (await this.storage.read((uow) => uow.instances.get(instance.tenantId, instance.id))) ?? instance;
       }
       // no definite answer: something may run upstream under our label; the reconciler adopts it or refunds
       return instance;
     }
-    return this.storage.transaction(async (uow) => {
+    const recorded = await this.storage.transaction(async (uow) => {
       const locked = await uow.instances.lock(instance.tenantId, instance.id);
-      if (!locked || locked.status !== 'provisioning') return locked ?? instance;
-      const updated = this.withMachine({ ...locked, machineId: machine.machineId }, machine);
+      if (!locked) return instance;
+      // ended while the create was in flight (terminate, stop, hold): keep the machine id so it can be removed
+      const updated = locked.status === 'provisioning' ? this.withMachine({ ...locked, machineId: machine.machineId }, machine) : { ...locked, machineId: locked.machineId ?? machine.machineId };
       await uow.instances.update(updated);
       return updated;
     });
+    if (recorded.status === 'terminating') return this.removeUpstream(recorded);
+    if (recorded.status === 'failed' || recorded.status === 'terminated') await provider.terminateMachine(machine.machineId).catch(() => undefined); // the reconciler removes it otherwise
+    return recorded;
   }
 
   private withMachine(instance: Instance, machine: Machine): Instance {
@@ -336,10 +367,12 @@ export class RentalService {
     };
   }
 
+  /** The answer the first request with this key got: the same instance, or the same refusal. */
   private replay(earlier: Instance, digest: string): Rented {
     if (earlier.requestDigest !== digest) {
       throw new DomainError('CONFLICT', `idempotency_key was used for a different request (instance ${earlier.id}); use a new key`);
     }
+    if (earlier.status === 'failed' && earlier.failure) throw new DomainError('CONFLICT', earlier.failure);
     return { instance: earlier, replayed: true };
   }
 

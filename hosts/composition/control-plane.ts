@@ -88,6 +88,8 @@ export interface ControlPlaneOverrides {
   providers?: Provider[];
   /** A card processor to use instead of the configured one. */
   payments?: Payments;
+  /** Wraps each provider the control plane uses (tests inject upstream faults; an embedding program may trace calls). */
+  wrapProvider?: (provider: Provider) => Provider;
 }
 
 /** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
@@ -154,7 +156,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     : buildProviders(config, { clock, database: storage });
   const rentalsOpen = config.market?.rentalsOpen ?? !built.anyReal;
   const timeoutMs = config.market?.providerTimeoutMs ?? 10_000;
-  container.register<Provider[]>(TOKENS.providers, { useValue: built.providers });
+  container.register<Provider[]>(TOKENS.providers, { useValue: overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers });
   container.register(TOKENS.market, {
     useFactory: instanceCachingFactory(
       (c) =>

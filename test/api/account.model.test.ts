@@ -42,10 +42,12 @@ async function checkBooks(real: Real, afterSweep: boolean): Promise<void> {
   const instances: any[] = (await api.call('GET', '/v1/instances', { token: real.token })).body;
   for (const instance of instances) {
     const entries = ledger.filter((e) => e.reference === instance.id);
-    expect(-entries.reduce((s, e) => s + e.amount_cents, 0)).toBe(instance.charged_cents);
+    expect(entries.reduce((s, e) => s - e.amount_cents, 0)).toBe(instance.charged_cents);
     if (instance.status === 'terminated') {
+      // a machine that never started costs nothing; one that ran, the started minutes (one hour at least)
       const minutes = Math.ceil((Date.parse(instance.terminated_at) - Date.parse(instance.created_at)) / 60_000);
-      expect(instance.charged_cents).toBe(Math.ceil((instance.rate_cents_per_hour * Math.max(60, minutes)) / 60));
+      const cost = instance.started_at === null ? 0 : Math.ceil((instance.rate_cents_per_hour * Math.max(60, minutes)) / 60);
+      expect(instance.charged_cents).toBe(cost);
     }
     if (instance.status === 'failed') expect(instance.charged_cents).toBe(0);
   }

@@ -7,12 +7,17 @@ import type { Provider } from '../../core/ports/providers.ts';
 import { OPERATOR_KEY, startApi, type ApiResponse, type TestApi } from './api.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
 import { TOKENS } from '../../hosts/composition/control-plane.ts';
+import type { Payments } from '../../core/ports/payments.ts';
+import type { TestDatabase } from './database.ts';
+import { FaultyProvider } from './faulty-provider.ts';
 
 export const OPERATOR = { 'x-service-operator-key': OPERATOR_KEY };
 
 export interface RentalWorld {
   api: TestApi;
   sandbox: SandboxProvider;
+  /** The fault injector around the sandbox, when the world was made with `faulty`. */
+  faults: FaultyProvider | null;
   clock: ManualClock;
   /** A tenant with a root token, funded by an operator credit of `usd`. */
   fundedTenant(usd: number | string): Promise<{ tenantId: string; token: string; tokenId: string }>;
@@ -26,7 +31,10 @@ export interface RentalWorld {
 
 /** The sandbox a control plane built from its configuration, on its database and its clock. */
 export const sandboxOf = (api: TestApi): SandboxProvider => {
-  const sandbox = api.plane.container.resolve<Provider[]>(TOKENS.providers).find((provider) => provider instanceof SandboxProvider);
+  const sandbox = api.plane.container
+    .resolve<Provider[]>(TOKENS.providers)
+    .map((provider) => (provider instanceof FaultyProvider ? provider.inner : provider))
+    .find((provider) => provider instanceof SandboxProvider);
   if (!sandbox) throw new Error('this control plane has no sandbox');
   return sandbox as SandboxProvider;
 };
@@ -35,13 +43,26 @@ export const sandboxOf = (api: TestApi): SandboxProvider => {
  * The API over a sandbox that runs on the test's clock, so machines come up as the clock moves. The
  * sandbox is built as a server builds it, from configuration: its machines live in the test's database.
  */
-export async function rentalWorld(config: Partial<ControlPlaneConfig> = {}, options: { sandbox?: SandboxConfig } = {}): Promise<RentalWorld> {
+export async function rentalWorld(
+  config: Partial<ControlPlaneConfig> = {},
+  options: { sandbox?: SandboxConfig; faulty?: boolean; payments?: Payments; database?: TestDatabase } = {},
+): Promise<RentalWorld> {
   const clock = new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
-  const api = await startApi({ ...config, providers: [{ name: 'sandbox', config: { ...options.sandbox } }] }, { clock });
+  let faults: FaultyProvider | null = null;
+  const api = await startApi(
+    { ...config, providers: [{ name: 'sandbox', config: { ...options.sandbox } }] },
+    {
+      clock,
+      ...(options.faulty && { wrapProvider: (provider: Provider) => (faults = new FaultyProvider(provider)) }),
+      ...(options.payments && { payments: options.payments }),
+      ...(options.database && { database: options.database }),
+    },
+  );
   const sandbox = sandboxOf(api);
   const world: RentalWorld = {
     api,
     sandbox,
+    faults,
     clock,
     async fundedTenant(usd) {
       const tenant = await api.newTenant();

@@ -35,6 +35,7 @@ const instance = (fields: Partial<Instance>): Instance => ({
   chargedCents: 100,
   commitmentCents: 100,
   lastSeenAt: null,
+  failure: null,
   ...fields,
 });
 

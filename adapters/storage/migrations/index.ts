@@ -2,6 +2,7 @@ import { Migration0001TenantsAndTokens } from './0001-tenants-and-tokens.ts';
 import { Migration0002MarketSummary } from './0002-market-summary.ts';
 import { Migration0003AccountsLedgerInstances } from './0003-accounts-ledger-instances.ts';
 import { Migration0004Payments } from './0004-payments.ts';
+import { Migration0005FailuresAndConflicts } from './0005-failures-and-conflicts.ts';
 import { Migration0006SandboxAndManualCheckouts } from './0006-sandbox-and-manual-checkouts.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -10,5 +11,6 @@ export const migrations = [
   { name: '0002-market-summary', class: Migration0002MarketSummary },
   { name: '0003-accounts-ledger-instances', class: Migration0003AccountsLedgerInstances },
   { name: '0004-payments', class: Migration0004Payments },
+  { name: '0005-failures-and-conflicts', class: Migration0005FailuresAndConflicts },
   { name: '0006-sandbox-and-manual-checkouts', class: Migration0006SandboxAndManualCheckouts },
 ];

@@ -19,12 +19,17 @@ export class MikroAutoRechargeStore implements AutoRechargeStore {
     this.em = em;
   }
 
-  async candidates(): Promise<string[]> {
+  async candidates(now: Date): Promise<string[]> {
+    // balance under the threshold, or (what leaves available funds under it) an hour block due and unpaid
     const rows = await this.em.execute<Row[]>(
-      `select tenant_id from accounts
-        where auto_recharge_enabled and not auto_recharge_suspended and card_payment_method_id is not null
-          and balance_cents < auto_recharge_threshold_cents
-        order by tenant_id`,
+      `select a.tenant_id from accounts a
+        where a.auto_recharge_enabled and not a.auto_recharge_suspended and a.card_payment_method_id is not null
+          and (a.balance_cents < a.auto_recharge_threshold_cents
+               or exists (select 1 from instances i
+                           where i.tenant_id = a.tenant_id and i.status in ('provisioning', 'running', 'rebooting') and i.paid_until <= ?
+                             and i.paid_until < coalesce(least(i.removal_scheduled_at, i.window_ends_at), 'infinity'::timestamptz)))
+        order by a.tenant_id`,
+      [now],
     );
     return rows.map((row) => String(row.tenant_id));
   }

@@ -14,9 +14,12 @@ const toDeposit = (row: Row): Deposit => ({
   createdAt: date(row.created_at),
   decidedAt: dateOrNull(row.decided_at),
   sessionId: textOrNull(row.session_id),
+  conflict: textOrNull(row.conflict),
 });
 
-const COLUMNS = 'id, tenant_id, kind, status, amount_cents, reference, reason, created_at, decided_at, session_id';
+const COLUMNS = 'id, tenant_id, kind, status, amount_cents, reference, reason, created_at, decided_at, session_id, conflict';
+/** Deposits an operator decides: bank transfers, and checkouts whose payment conflicts with them. */
+const FOR_OPERATOR = `(kind = 'bank_transfer' or conflict is not null)`;
 
 export class MikroDepositStore implements DepositStore {
   private readonly em: EntityManager;
@@ -27,8 +30,8 @@ export class MikroDepositStore implements DepositStore {
 
   async add(d: Deposit): Promise<void> {
     await this.em.execute(
-      `insert into deposits (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [d.id, d.tenantId, d.kind, d.status, d.amountCents, d.reference, d.reason, d.createdAt, d.decidedAt, d.sessionId],
+      `insert into deposits (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [d.id, d.tenantId, d.kind, d.status, d.amountCents, d.reference, d.reason, d.createdAt, d.decidedAt, d.sessionId, d.conflict],
     );
   }
 
@@ -68,9 +71,25 @@ export class MikroDepositStore implements DepositStore {
     return rows.map(toDeposit);
   }
 
+  async fundRequests(status: DepositStatus): Promise<Deposit[]> {
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from deposits where status = ? and ${FOR_OPERATOR} order by created_at, id`, [status]);
+    return rows.map(toDeposit);
+  }
+
+  async pendingCheckouts(): Promise<Deposit[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${COLUMNS} from deposits where status = 'pending' and kind = 'checkout' and conflict is null order by created_at, id`,
+    );
+    return rows.map(toDeposit);
+  }
+
+  async recordConflict(depositId: string, conflict: string): Promise<void> {
+    await this.em.execute(`update deposits set conflict = ? where id = ?`, [conflict, depositId]);
+  }
+
   async pendingCounts(tenantId?: string): Promise<Map<string, number>> {
     const rows = await this.em.execute<Row[]>(
-      `select tenant_id, count(*) as n from deposits where status = 'pending' and (?::text is null or tenant_id = ?) group by tenant_id`,
+      `select tenant_id, count(*) as n from deposits where status = 'pending' and ${FOR_OPERATOR} and (?::text is null or tenant_id = ?) group by tenant_id`,
       [tenantId ?? null, tenantId ?? null],
     );
     return new Map(rows.map((row) => [String(row.tenant_id), num(row.n)]));

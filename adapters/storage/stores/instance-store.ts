@@ -6,7 +6,7 @@ import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-ro
 const COLUMNS = [
   'id', 'tenant_id', 'token_id', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
   'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
-  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at',
+  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure',
 ] as const;
 const SELECT = COLUMNS.join(', ');
 const LIVE = `status in ('provisioning', 'running', 'rebooting', 'terminating')`;
@@ -37,12 +37,13 @@ const toInstance = (row: Row): Instance => ({
   chargedCents: num(row.charged_cents),
   commitmentCents: num(row.commitment_cents),
   lastSeenAt: dateOrNull(row.last_seen_at),
+  failure: textOrNull(row.failure),
 });
 
 const values = (i: Instance): unknown[] => [
   i.id, i.tenantId, i.tokenId, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
   i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
-  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt,
+  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure,
 ];
 
 export class MikroInstanceStore implements InstanceStore {
@@ -95,6 +96,16 @@ export class MikroInstanceStore implements InstanceStore {
     return rows.map(toInstance);
   }
 
+  async liveAt(provider: string): Promise<Instance[]> {
+    const rows = await this.em.execute<Row[]>(`select ${SELECT} from instances where provider = ? and ${LIVE} order by tenant_id, created_at, id`, [provider]);
+    return rows.map(toInstance);
+  }
+
+  async lockById(instanceId: string): Promise<Instance | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${SELECT} from instances where id = ? for update`, [instanceId]);
+    return row ? toInstance(row) : null;
+  }
+
   async dueForRemoval(now: Date): Promise<Instance[]> {
     const rows = await this.em.execute<Row[]>(
       `select ${SELECT} from instances
@@ -108,9 +119,9 @@ export class MikroInstanceStore implements InstanceStore {
   async update(i: Instance): Promise<void> {
     await this.em.execute(
       `update instances set status = ?, started_at = ?, paid_until = ?, removal_scheduled_at = ?, window_ends_at = ?, terminated_at = ?,
-              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?
+              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?, failure = ?
         where id = ?`,
-      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.id],
+      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.id],
     );
   }
 }

@@ -26,14 +26,16 @@ ordered as (
     from priced p
 ),
 payable as (
-  select o.*, a.balance_cents - o.running_total as balance_after
+  -- the block's key names its start in UTC, whatever the session's TimeZone
+  select o.*, a.balance_cents - o.running_total as balance_after,
+         'block:' || o.id || ':' || to_char(o.paid_until at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as block_key
     from ordered o join accounts a on a.tenant_id = o.tenant_id
    where o.running_total <= a.balance_cents
 ),
 posted as (
   insert into ledger_entries (id, tenant_id, kind, amount_cents, balance_after_cents, reference, description, unique_key, created_at)
-  select 'led_' || substr(md5('block:' || p.id || ':' || p.paid_until::text), 1, 20), p.tenant_id, 'rental_hour', -p.charge, p.balance_after,
-         p.id, 'hour block', 'block:' || p.id || ':' || p.paid_until::text, ?
+  select 'led_' || substr(md5(p.block_key), 1, 20), p.tenant_id, 'rental_hour', -p.charge, p.balance_after,
+         p.id, 'hour block', p.block_key, ?
     from payable p
   on conflict (unique_key) do nothing
   returning reference, tenant_id, amount_cents

@@ -63,20 +63,27 @@ export class MikroTokenStore implements TokenStore {
 
   async addCommitment(tokenId: string, cents: number): Promise<void> {
     if (cents === 0) return;
-    // the chain is the token plus its stored ancestors; greatest(0, ...): a release never goes below nothing
+    // the chain is the token plus its stored ancestors, locked in id order as everywhere tokens are locked
+    // (an update alone locks in whatever order it scans, and two such orders can deadlock);
+    // greatest(0, ...): a release never goes below nothing
     await this.em.execute(
-      `update tokens set committed_cents = greatest(0, committed_cents + ?)
-        where id = ? or id = any(select unnest(ancestor_ids) from tokens where id = ?)`,
-      [cents, tokenId, tokenId],
+      `with chain as (
+         select id from tokens where id = ? or id = any(select unnest(ancestor_ids) from tokens where id = ?) order by id for update
+       )
+       update tokens t set committed_cents = greatest(0, t.committed_cents + ?) from chain where t.id = chain.id`,
+      [tokenId, tokenId, cents],
     );
   }
 
   async revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]> {
+    // the subtree is locked in id order first, the one order every path that locks tokens uses
     const rows = await this.em.execute<{ id: string }[]>(
-      `update tokens set revoked_at = ?
-        where tenant_id = ? and revoked_at is null and (id = ? or ancestor_ids @> array[?]::text[])
-        returning id`,
-      [at, tenantId, tokenId, tokenId],
+      `with subtree as (
+         select id from tokens where tenant_id = ? and revoked_at is null and (id = ? or ancestor_ids @> array[?]::text[]) order by id for update
+       )
+       update tokens t set revoked_at = ? from subtree where t.id = subtree.id
+       returning t.id`,
+      [tenantId, tokenId, tokenId, at],
     );
     return rows.map((row) => row.id);
   }

@@ -53,6 +53,7 @@ export const DepositOut = z
     reason: z.string().nullable(),
     created_at: dateTimeOut(),
     decided_at: dateTimeOut().nullable(),
+    conflict: z.string().nullable().meta({ description: 'Why an operator must decide it: a card checkout the processor reports paid with another amount.' }),
   })
   .meta({ id: 'DepositOut' });
 
@@ -149,6 +150,7 @@ export const depositOut = (d: Deposit): z.input<typeof DepositOut> => ({
   reason: d.reason,
   created_at: d.createdAt.toISOString(),
   decided_at: isoOrNull(d.decidedAt),
+  conflict: d.conflict,
 });
 
 export const ledgerEntryOut = (e: LedgerEntry): z.input<typeof LedgerEntryOut> => ({
@@ -241,7 +243,9 @@ export const SweepOut = z
     terminations_retried: z.int(),
     checkouts_settled: z.int().meta({ description: 'Card checkouts settled by asking the processor (missed webhooks).' }),
     auto_recharge: z.object({ attempted: z.int(), succeeded: z.int(), failed: z.int() }),
-    errors: z.array(z.string()),
+    conflicts: z.array(z.string()).meta({ description: 'Items left for an operator (a checkout paid with another amount: see GET /v1/operator/deposits).' }),
+    errors: z.array(z.string()).meta({ description: 'Items that failed this pass and are retried next pass; the others carried on.' }),
+    lock_lost: z.boolean().meta({ description: 'The pass lost its lock and stopped before its next step.' }),
   })
   .meta({ id: 'SweepOut' });
 
@@ -263,8 +267,10 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
   orphans_terminated: r.orphansTerminated,
   terminations_retried: r.terminationsRetried,
   checkouts_settled: r.checkoutsSettled,
-  auto_recharge: r.autoRecharge,
+  auto_recharge: { attempted: r.autoRecharge.attempted, succeeded: r.autoRecharge.succeeded, failed: r.autoRecharge.failed },
+  conflicts: r.conflicts,
   errors: r.errors,
+  lock_lost: r.lockLost,
 });
 
 export const CheckoutCreate = z

@@ -47,6 +47,7 @@ export const InstanceOut = z
     ssh_host: z.string().nullable(),
     ssh_port: z.int().nullable(),
     idempotency_key: z.string().nullable(),
+    failure: z.string().nullable().meta({ description: 'Why the rental failed (status failed); it cost nothing.' }),
     supported_operations: z.array(z.string()),
   })
   .meta({ id: 'InstanceOut' });
@@ -71,5 +72,6 @@ export const instanceOut = (i: Instance, supportedOperations: string[]): z.input
   ssh_host: i.sshHost,
   ssh_port: i.sshPort,
   idempotency_key: i.idempotencyKey,
+  failure: i.failure,
   supported_operations: supportedOperations,
 });

@@ -1,0 +1,147 @@
+import type { Clock } from '../ports/clock.ts';
+import type { Machine, Provider } from '../ports/providers.ts';
+import type { Storage } from '../ports/storage.ts';
+import { isInstanceId, type Instance } from '../rentals/instance.ts';
+import type { RentalService } from '../rentals/rental-service.ts';
+import { isolated } from './isolated.ts';
+
+/** What one reconciliation did, added to the sweep's report. */
+export interface ReconcileCounts {
+  adopted: number;
+  failedProvisioning: number;
+  goneUpstream: number;
+  orphansTerminated: number;
+  terminationsRetried: number;
+  errors: string[];
+}
+
+const BILLED = new Set(['provisioning', 'running', 'rebooting']);
+const isGone = (machine: Machine): boolean => machine.status === 'terminated' || machine.status === 'failed';
+
+/**
+ * Brings our records and each provider's machines together (DESIGN.md §5 and §7): adopts machines of
+ * ambiguous creates by their label, fails rentals whose machine never started (full refund), closes
+ * machines gone upstream, retries terminations, and removes labelled machines nobody pays for.
+ *
+ * Every decision is taken from our records read after the provider's listing: a machine in the listing
+ * was created after its instance was committed, so a rental made while this runs is never taken for an
+ * orphan; and an orphan's label is checked again under its row lock before the machine is removed.
+ */
+export class Reconciler {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly rentals: RentalService;
+  private readonly provisioningDeadlineMs: number;
+
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.rentals = deps.rentals;
+    this.provisioningDeadlineMs = deps.provisioningDeadlineMs;
+  }
+
+  async reconcile(provider: Provider, counts: ReconcileCounts): Promise<void> {
+    const machines = await provider.listMachines();
+    const live = await this.storage.read((uow) => uow.instances.liveAt(provider.name));
+    const byLabel = new Map(machines.filter((m) => m.label).map((m) => [m.label!, m]));
+    const seen: string[] = [];
+    for (const instance of live) {
+      const machine = byLabel.get(instance.id) ?? null;
+      // the common case, a running machine still there: recorded for all of them in one statement
+      if (machine && instance.status === 'running' && instance.machineId === machine.machineId && machine.status === 'running') {
+        seen.push(instance.id);
+        continue;
+      }
+      await isolated(counts.errors, `${provider.name}: instance ${instance.id}`, () => this.reconcileOne(provider, instance, machine, counts));
+    }
+    await this.storage.transaction((uow) => uow.sweep.markSeen(seen, this.clock.now()));
+    const known = new Set(live.map((instance) => instance.id));
+    for (const machine of machines) {
+      if (!isInstanceId(machine.label) || known.has(machine.label) || machine.status === 'terminated') continue;
+      await isolated(counts.errors, `${provider.name}: orphan ${machine.machineId}`, () => this.removeOrphan(provider, machine, counts));
+    }
+  }
+
+  private async reconcileOne(provider: Provider, instance: Instance, listed: Machine | null, counts: ReconcileCounts): Promise<void> {
+    if (instance.status === 'terminating') {
+      const target = instance.machineId ?? listed?.machineId ?? null;
+      if (target) {
+        const done = await this.rentals.removeUpstream({ ...instance, machineId: target });
+        if (done.status === 'terminated') counts.terminationsRetried++;
+      } else {
+        // ended before any machine was made: nothing upstream carries its label
+        await this.update(instance, (locked) => (locked.status === 'terminating' ? { ...locked, status: 'terminated' } : locked));
+      }
+      return;
+    }
+    // not in the listing: asked by its id (a transient error is retried next pass, never taken for "gone")
+    const machine = listed ?? (instance.machineId ? await provider.getMachine(instance.machineId) : null);
+    const now = this.clock.now();
+    const pastDeadline = now.getTime() - instance.createdAt.getTime() >= this.provisioningDeadlineMs;
+    const neverStarted = instance.startedAt === null && machine?.status !== 'running';
+
+    if (machine && !isGone(machine) && !(neverStarted && pastDeadline)) {
+      const running = machine.status === 'running';
+      await this.update(instance, (locked) =>
+        BILLED.has(locked.status)
+          ? {
+              ...locked,
+              machineId: locked.machineId ?? machine.machineId,
+              status: running && (locked.status === 'provisioning' || locked.status === 'rebooting') ? 'running' : locked.status,
+              startedAt: running ? (locked.startedAt ?? now) : locked.startedAt,
+              sshHost: machine.sshHost ?? locked.sshHost,
+              sshPort: machine.sshPort ?? locked.sshPort,
+              lastSeenAt: now,
+            }
+          : locked,
+      );
+      if (instance.machineId === null) counts.adopted++;
+      return;
+    }
+    if (neverStarted) {
+      // never ran: nothing is owed. Without any machine, wait out the deadline (an ambiguous create may still land)
+      if (!machine && instance.machineId === null && !pastDeadline) return;
+      const target = instance.machineId ?? machine?.machineId ?? null;
+      if (await this.end(instance, 'failed')) counts.failedProvisioning++;
+      if (target && machine?.status !== 'terminated') await provider.terminateMachine(target);
+      return;
+    }
+    // it ran, and the provider no longer has it: billing ends when we last saw it
+    if (await this.end(instance, 'gone')) counts.goneUpstream++;
+    if (machine?.status === 'failed') await provider.terminateMachine(machine.machineId);
+  }
+
+  /** A machine carrying one of our ids whose rental is over (or never existed): removed, after a check under lock. */
+  private async removeOrphan(provider: Provider, machine: Machine, counts: ReconcileCounts): Promise<void> {
+    const billed = await this.storage.transaction(async (uow) => {
+      const record = await uow.instances.lockById(machine.label!);
+      return record !== null && BILLED.has(record.status);
+    });
+    if (billed) return; // a rental that began after our read: the next pass adopts it
+    await provider.terminateMachine(machine.machineId);
+    counts.orphansTerminated++;
+  }
+
+  /** Ends a rental: `failed` costs nothing; `gone` is billed up to when the machine was last seen. */
+  private async end(instance: Instance, how: 'failed' | 'gone'): Promise<boolean> {
+    return this.storage.transaction(async (uow) => {
+      await uow.accounts.lock(instance.tenantId, this.clock.now());
+      const locked = await uow.instances.lock(instance.tenantId, instance.id);
+      if (!locked || !BILLED.has(locked.status)) return false;
+      if (how === 'failed') {
+        await this.rentals.endBilling(uow, locked, this.clock.now(), 'failed', 'the machine never started at the provider; the charge was refunded in full');
+        return true;
+      }
+      const ended = await this.rentals.endBilling(uow, locked, locked.lastSeenAt ?? locked.createdAt, 'terminating');
+      await uow.instances.update({ ...ended, status: 'terminated' });
+      return true;
+    });
+  }
+
+  private async update(instance: Instance, change: (locked: Instance) => Instance): Promise<void> {
+    await this.storage.transaction(async (uow) => {
+      const locked = await uow.instances.lock(instance.tenantId, instance.id);
+      if (locked) await uow.instances.update(change(locked));
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import type { Offer } from '../../core/market/offer.ts';
+import { ProviderFailure, type CreateMachineRequest, type Machine, type Provider, type Rebootable } from '../../core/ports/providers.ts';
+
+/** What the next create does instead of answering: `ambiguous` makes the machine and loses the answer; `lost` makes nothing and never answers. */
+export type CreateFault = 'ambiguous' | 'lost' | 'rejected';
+/** What the next termination does: `fails` answers an error and removes nothing; `lies` answers success and removes nothing. */
+export type TerminateFault = 'fails' | 'lies';
+
+/**
+ * A provider that misbehaves the ways real clouds do, on demand, around a working one: creates whose
+ * answer is lost (with or without a machine made), terminations that fail or say they worked when they did
+ * not, reads that fail (an outage), and a gate that holds the next machine listing until the test opens it.
+ */
+export class FaultyProvider implements Provider, Rebootable {
+  readonly inner: Provider & Partial<Rebootable>;
+  private readonly createFaults: CreateFault[] = [];
+  private readonly terminateFaults: TerminateFault[] = [];
+  private outage = false;
+  private listingGate: { where: 'before-read' | 'after-read'; reached: () => void; open: Promise<void> } | null = null;
+  /** Calls the provider answered (or failed), for tests that count them. */
+  readonly calls = { create: 0, terminate: 0, list: 0 };
+
+  constructor(inner: Provider & Partial<Rebootable>) {
+    this.inner = inner;
+  }
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  get extraFilterKeys(): readonly string[] {
+    return this.inner.extraFilterKeys;
+  }
+
+  // ---- knobs ------------------------------------------------------------------------------------
+
+  failNextCreates(count: number, fault: CreateFault): void {
+    for (let i = 0; i < count; i++) this.createFaults.push(fault);
+  }
+
+  failNextTerminations(count: number, fault: TerminateFault): void {
+    for (let i = 0; i < count; i++) this.terminateFaults.push(fault);
+  }
+
+  /** While on, every read (offers, machines) fails as if the provider could not be reached. */
+  setOutage(on: boolean): void {
+    this.outage = on;
+  }
+
+  /**
+   * Holds the next machine listing, before it reads the provider or after (answering what it read then).
+   * `reached` resolves once a listing waits; the listing goes on when `open` is called.
+   */
+  holdNextListing(where: 'before-read' | 'after-read'): { reached: Promise<void>; open: () => void } {
+    let reached!: () => void;
+    let open!: () => void;
+    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+    const openPromise = new Promise<void>((resolve) => (open = resolve));
+    this.listingGate = { where, reached, open: openPromise };
+    return { reached: reachedPromise, open };
+  }
+
+  // ---- the Provider port ------------------------------------------------------------------------
+
+  async listOffers(signal?: AbortSignal): Promise<Offer[]> {
+    this.checkReachable('list offers');
+    return this.inner.listOffers(signal);
+  }
+
+  async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
+    this.checkReachable(`get offer ${offerId}`);
+    return this.inner.getOffer(offerId, signal);
+  }
+
+  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+    this.calls.create++;
+    const fault = this.createFaults.shift();
+    if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', 'create timed out; nothing was made');
+    if (fault === 'rejected') throw new ProviderFailure(this.name, 'rejected', 'no capacity on this host');
+    const machine = await this.inner.createMachine(request);
+    if (fault === 'ambiguous') throw new ProviderFailure(this.name, 'ambiguous', `create timed out after making ${machine.machineId}`);
+    return machine;
+  }
+
+  async getMachine(machineId: string): Promise<Machine | null> {
+    this.checkReachable(`get machine ${machineId}`);
+    return this.inner.getMachine(machineId);
+  }
+
+  async listMachines(): Promise<Machine[]> {
+    const gate = this.listingGate;
+    this.listingGate = null;
+    const wait = async () => {
+      gate!.reached();
+      await gate!.open;
+    };
+    if (gate?.where === 'before-read') await wait();
+    this.calls.list++;
+    this.checkReachable('list machines');
+    const machines = await this.inner.listMachines();
+    if (gate?.where === 'after-read') await wait();
+    return machines;
+  }
+
+  async terminateMachine(machineId: string): Promise<void> {
+    this.calls.terminate++;
+    const fault = this.terminateFaults.shift();
+    if (fault === 'fails') throw new ProviderFailure(this.name, 'unavailable', `terminate ${machineId}: 503 from upstream`);
+    if (fault === 'lies') return;
+    await this.inner.terminateMachine(machineId);
+  }
+
+  async rebootMachine(machineId: string): Promise<void> {
+    if (!this.inner.rebootMachine) throw new ProviderFailure(this.name, 'rejected', 'reboot is not supported');
+    await this.inner.rebootMachine(machineId);
+  }
+
+  private checkReachable(operation: string): void {
+    if (this.outage) throw new ProviderFailure(this.name, 'unavailable', `${operation}: the provider cannot be reached`);
+  }
+}
