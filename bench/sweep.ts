@@ -29,6 +29,7 @@ function benchProvider(count: number): Provider {
     name: 'bench',
     extraFilterKeys: [],
     listOffers: async () => [],
+    isOfferId: () => true,
     getOffer: async () => null,
     createMachine: async () => {
       throw new Error('not used');

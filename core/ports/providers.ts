@@ -62,6 +62,8 @@ export interface Provider {
   readonly unfilterable?: readonly StandardFilter[];
   /** Every offer the provider lists now (the snapshot refresh calls this; filtering is ours). */
   listOffers(signal?: AbortSignal): Promise<Offer[]>;
+  /** Whether `offerId` has the form of this provider's offer ids (no call made): a malformed id is bad input, not a gone node. */
+  isOfferId(offerId: string): boolean;
   /** One offer, checked live (the price a rental pays); null when it is gone. */
   getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null>;
   createMachine(request: CreateMachineRequest): Promise<Machine>;

@@ -88,7 +88,7 @@ export class RentalService {
     }
     const [providerName = '', offerId = ''] = splitNodeId(request.nodeId);
     const provider = this.providers.get(providerName);
-    if (!provider || !offerId) {
+    if (!provider || !offerId || !provider.isOfferId(offerId)) {
       throw invalidInput(['body', 'node_id'], `no node "${request.nodeId}"; take node_id from GET /v1/gpus (enabled: ${[...this.providers.keys()].join(', ')})`);
     }
     let offer;

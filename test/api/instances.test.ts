@@ -62,11 +62,15 @@ describe('POST /v1/instances', () => {
   it('answers 409 for a node that is gone and 422 for a node id that cannot be one', async () => {
     const { token } = await world.fundedTenant(10);
     expect((await world.rent(token, { node_id: 'sandbox:999999999' })).status).toBe(409);
-    for (const node_id of ['nimbus:1', 'nocolon', '']) {
+    // a malformed id of a known provider answers like one of an unknown provider: it cannot be a node
+    const answers = [];
+    for (const node_id of ['nimbus:1', 'nocolon', '', 'sandbox:nope', 'sandbox:007', 'sandbox:']) {
       const res = await world.rent(token, { node_id });
       expect(res.status, node_id).toBe(422);
       expect(res.body.detail).toContain('node_id');
+      answers.push(res.body.errors.map((e: { loc: unknown }) => e.loc));
     }
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
     for (const body of [{ node_id: 'sandbox:100001', termination_hours: 0 }, { node_id: 'sandbox:100001', termination_hours: 1.5 }, { node_id: 'sandbox:100001', ssh_public_key: 'not a key' }, { node_id: 'sandbox:100001', gpus: 2 }]) {
       expect((await world.rent(token, body)).status, JSON.stringify(body)).toBe(422);
     }

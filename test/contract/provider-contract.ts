@@ -72,6 +72,11 @@ export function providerContract(name: string, open: () => Promise<ProviderHarne
       expect(await provider.getOffer('999999999')).toBeNull();
     });
 
+    it('tells its own offer ids by their form alone', async () => {
+      for (const offer of await provider.listOffers()) expect(provider.isOfferId(offer.id.slice(name.length + 1))).toBe(true);
+      for (const bad of ['', 'nope', ' 1', '../1', 'x'.repeat(300)]) expect(provider.isOfferId(bad)).toBe(false);
+    });
+
     it('creates a machine that carries our label, finds it again, and terminates it idempotently', async () => {
       const offers = await provider.listOffers();
       const offer = offers.find((o) => o.available > 0)!;

@@ -67,6 +67,10 @@ export class FaultyProvider implements Provider, Rebootable {
     return this.inner.listOffers(signal);
   }
 
+  isOfferId(offerId: string): boolean {
+    return this.inner.isOfferId(offerId);
+  }
+
   async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
     this.checkReachable(`get offer ${offerId}`);
     return this.inner.getOffer(offerId, signal);

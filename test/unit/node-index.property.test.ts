@@ -128,6 +128,7 @@ const listing = (name: string, offers: Offer[], extraFilterKeys: string[], unfil
   extraFilterKeys,
   unfilterable,
   listOffers: async () => offers,
+  isOfferId: () => true,
   getOffer: async () => null,
   createMachine: async () => {
     throw new Error('not in this test');

@@ -104,8 +104,12 @@ export class LambdaProvider implements Provider, Rebootable {
     }
   }
 
+  isOfferId(offerId: string): boolean {
+    return parseOfferId(offerId) !== null;
+  }
+
   async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
-    if (!parseOfferId(offerId)) return null;
+    if (!this.isOfferId(offerId)) return null;
     // there is no per-type endpoint: the live check reads the whole (small) catalog
     const offers = await this.listOffers(signal);
     return offers.find((offer) => offer.id === `${PROVIDER}:${offerId}`) ?? null;

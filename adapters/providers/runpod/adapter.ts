@@ -105,6 +105,10 @@ export class RunpodProvider implements Provider, Rebootable {
     }
   }
 
+  isOfferId(offerId: string): boolean {
+    return parseOfferId(offerId) !== null;
+  }
+
   async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
     const key = parseOfferId(offerId);
     if (!key) return null;

@@ -7,7 +7,7 @@ import {
   type Provider,
   type Rebootable,
 } from '../../../core/ports/providers.ts';
-import { EXTRA_FILTER_KEYS, PROVIDER_NAME } from './catalog.ts';
+import { EXTRA_FILTER_KEYS, offerIndexOf, PROVIDER_NAME } from './catalog.ts';
 import { DEFAULT_IMAGE, type SandboxCloud, type SandboxMachine } from './simulator.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
 
@@ -39,6 +39,10 @@ export class SandboxProvider implements Provider, Rebootable {
     await this.delay(signal);
     this.checkReachable('list offers', signal);
     return this.cloud.listOffers();
+  }
+
+  isOfferId(offerId: string): boolean {
+    return offerIndexOf(offerId) !== null;
   }
 
   async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {

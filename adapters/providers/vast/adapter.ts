@@ -96,9 +96,13 @@ export class VastProvider implements Provider, Rebootable {
     return offers;
   }
 
+  isOfferId(offerId: string): boolean {
+    return NUMERIC_ID.test(offerId);
+  }
+
   async getOffer(offerId: string, signal?: AbortSignal): Promise<Offer | null> {
     // an id Vast could never have issued costs no search
-    if (!NUMERIC_ID.test(offerId)) return null;
+    if (!this.isOfferId(offerId)) return null;
     const id = Number(offerId);
     const raw = await this.#search(offerSearchBody(this.#settings.search, id), signal);
     const offers = raw.map((entry) => offerFromWire(entry, this.#settings.search.diskGb));
