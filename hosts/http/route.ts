@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { Scope } from '../../core/tenancy/scopes.ts';
 import type { Token } from '../../core/tenancy/token.ts';
+import type { Coding } from './content-coding.ts';
 
 /**
  * Who may call a route. This one table drives both the middleware that enforces it and the
@@ -40,11 +41,19 @@ export interface HandlerContext<P, Q, B> {
   res: Response;
 }
 
+export type RawBody =
+  | { contentType: 'application/json' | 'text/html'; text: string }
+  | { contentType: 'application/json'; bytes: Buffer; coding: Coding };
+
 export interface HandlerResult {
   status: number;
   body?: unknown;
-  /** A body already in its final form: JSON built from cached parts, or an HTML page. Wins over `body`. */
-  raw?: { contentType: 'application/json' | 'text/html'; text: string };
+  /**
+   * A body already in its final form: an HTML page, or JSON built from cached parts, as text or as bytes in
+   * the content coding the handler chose from Accept-Encoding (then sent with Content-Encoding and
+   * Vary: Accept-Encoding). Wins over `body`.
+   */
+  raw?: RawBody;
   headers?: Record<string, string>;
 }
 

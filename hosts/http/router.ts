@@ -8,6 +8,7 @@ import { readJsonBody } from './json-body.ts';
 import { operatorKeyMatcher } from './operator-keys.ts';
 import { rateLimiters, type RateLimitSettings } from './rate-limit.ts';
 import type { RouteDef } from './route.ts';
+import { sendRaw } from './raw-body.ts';
 import { parsePart } from './validation.ts';
 
 export interface RouterDeps {
@@ -146,7 +147,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Rout
         res,
       });
       if (result.headers) res.set(result.headers);
-      if (result.raw) res.status(result.status).type(result.raw.contentType).send(result.raw.text);
+      if (result.raw) sendRaw(res.status(result.status), result.raw);
       else if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     };

@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import type { MarketService } from '../../../core/market/market-service.ts';
+import type { MarketGroup, MarketService } from '../../../core/market/market-service.ts';
 import type { MarketNode } from '../../../core/market/node.ts';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
+import { negotiateCoding } from '../content-coding.ts';
+import { EncodedHeads } from '../encoded-head.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
 import {
@@ -19,16 +21,11 @@ import {
 } from '../schemas/market.ts';
 
 export function marketRoutes(market: MarketService, summary: MarketSummaryService, rentals: RentalService): RouteDef[] {
-  // The market caches its answers per snapshot; their JSON is kept beside them, made once per answer.
-  const serialized = new WeakMap<readonly MarketNode[], string>();
-  const nodesJson = (nodes: readonly MarketNode[]): string => {
-    let json = serialized.get(nodes);
-    if (json === undefined) {
-      json = JSON.stringify(nodes.map(nodeOut));
-      serialized.set(nodes, json);
-    }
-    return json;
-  };
+  // The market caches its answers per snapshot. The JSON of an answer's nodes (or groups) opens the body and
+  // is kept beside the answer, made once, and compressed once per coding asked for; what follows it (ages
+  // of the snapshots, the caller's instances) is appended to it per request.
+  const nodeHeads = new EncodedHeads((nodes: readonly MarketNode[]) => `{"nodes":${JSON.stringify(nodes.map(nodeOut))},`);
+  const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => `{"groups":${JSON.stringify(groups.map(marketGroupOut))},`);
 
   const statusOut = (report: Parameters<typeof providerStatusOut>[0]) =>
     providerStatusOut(report, market.feed(report.provider)?.provider.extraFilterKeys ?? []);
@@ -43,7 +40,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       access: { kind: 'bearer', scope: 'read' },
       query: GpuSearchQuery,
       responses: [{ status: 200, description: 'Matching nodes, cheapest first', schema: GpuSearchOut }],
-      async handle({ query }) {
+      async handle({ query, req }) {
         const result = await market.search(toMarketFilter(query), query.limit);
         const rest = JSON.stringify({
           total: result.total,
@@ -51,7 +48,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           ignored_filters: result.ignoredFilters,
           rentals_open: market.settings.rentalsOpen,
         });
-        return { status: 200, raw: { contentType: 'application/json', text: `{"nodes":${nodesJson(result.nodes)},${rest.slice(1)}` } };
+        const coding = negotiateCoding(req.get('accept-encoding'));
+        return { status: 200, raw: { contentType: 'application/json', coding, bytes: nodeHeads.body(result.nodes, coding, rest.slice(1)) } };
       },
     }),
     defineRoute({
@@ -63,27 +61,25 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       access: { kind: 'bearer', scope: null },
       query: MarketplaceQuery,
       responses: [{ status: 200, description: 'The marketplace', schema: MarketplaceOut }],
-      async handle({ query, caller }) {
+      async handle({ query, caller, req }) {
         const result = await market.marketplace(toMarketFilter(query));
         const recent = await rentals.list(caller!.tenantId, query.recent_limit);
-        return {
-          status: 200,
-          body: {
-            groups: result.groups.map(marketGroupOut),
-            recent_instances: recent.map((i) => ({
-              id: i.id,
-              node_id: i.nodeId,
-              provider: i.provider,
-              gpu_type: i.gpuType,
-              gpu_count: i.gpuCount,
-              status: i.status,
-              rate_cents_per_hour: i.rateCentsPerHour,
-              created_at: i.createdAt.toISOString(),
-            })),
-            providers: result.providers.map(statusOut),
-            ignored_filters: result.ignoredFilters,
-          },
-        };
+        const rest = JSON.stringify({
+          recent_instances: recent.map((i) => ({
+            id: i.id,
+            node_id: i.nodeId,
+            provider: i.provider,
+            gpu_type: i.gpuType,
+            gpu_count: i.gpuCount,
+            status: i.status,
+            rate_cents_per_hour: i.rateCentsPerHour,
+            created_at: i.createdAt.toISOString(),
+          })),
+          providers: result.providers.map(statusOut),
+          ignored_filters: result.ignoredFilters,
+        });
+        const coding = negotiateCoding(req.get('accept-encoding'));
+        return { status: 200, raw: { contentType: 'application/json', coding, bytes: groupHeads.body(result.groups, coding, rest.slice(1)) } };
       },
     }),
     defineRoute({

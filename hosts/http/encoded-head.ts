@@ -1,0 +1,122 @@
+import zlib from 'node:zlib';
+import type { Coding } from './content-coding.ts';
+
+/**
+ * Measured on a 57 kB search answer (docs/benchmarks.md): gzip level 6 makes 3.7 kB in 0.4 ms, brotli
+ * quality 5 makes 3.4 kB in 0.6 ms. Brotli 9 takes 7 ms and 11 takes 130 ms for 3–15 % less: too slow
+ * for a cache miss.
+ */
+export const GZIP_LEVEL = 6;
+export const BROTLI_QUALITY = 5;
+
+/** Stored deflate blocks and uncompressed brotli meta-blocks hold at most this many bytes each. */
+const BLOCK = 65_535;
+
+/**
+ * The fixed head of a body, encoded once in one content coding, to which each answer appends its own
+ * tail (a few hundred bytes that change every second: snapshot ages) without compressing the head again.
+ * The head is compressed and flushed to a byte boundary, without ending the stream; the tail follows as
+ * stored (uncompressed) blocks that end it: gzip's CRC-32 and length are carried on from the head's.
+ */
+export interface EncodedHead {
+  readonly coding: Coding;
+  /** The whole body: the head, then `tail`, in this coding. */
+  finish(tail: Buffer): Buffer;
+}
+
+export function encodeHead(head: Buffer, coding: Coding): EncodedHead {
+  switch (coding) {
+    case 'identity':
+      return { coding, finish: (tail) => Buffer.concat([head, tail]) };
+    case 'gzip':
+      return gzipHead(head);
+    case 'br':
+      return brotliHead(head);
+  }
+}
+
+// RFC 1952: magic, deflate, no flags, no modification time, no extra flags, OS unknown.
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+
+function gzipHead(head: Buffer): EncodedHead {
+  // A sync flush ends on a byte boundary with the stream still open (RFC 1951 §3.2.4's empty stored block).
+  const start = Buffer.concat([GZIP_HEADER, zlib.deflateRawSync(head, { level: GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH })]);
+  const headCrc = zlib.crc32(head);
+  return {
+    coding: 'gzip',
+    finish(tail) {
+      const parts: Buffer[] = [start];
+      for (let offset = 0; ; offset += BLOCK) {
+        const data = tail.subarray(offset, offset + BLOCK);
+        const last = offset + BLOCK >= tail.length;
+        // stored block: BFINAL and BTYPE 00 in the first byte, then LEN and its complement, little-endian
+        const block = Buffer.allocUnsafe(5);
+        block[0] = last ? 1 : 0;
+        block.writeUInt16LE(data.length, 1);
+        block.writeUInt16LE(~data.length & 0xffff, 3);
+        parts.push(block, data);
+        if (last) break;
+      }
+      const trailer = Buffer.allocUnsafe(8);
+      trailer.writeUInt32LE(zlib.crc32(tail, headCrc), 0);
+      trailer.writeUInt32LE((head.length + tail.length) >>> 0, 4);
+      parts.push(trailer);
+      return Buffer.concat(parts);
+    },
+  };
+}
+
+// RFC 7932 §9.2: ISLAST and ISLASTEMPTY set, the rest of the byte zero.
+const BROTLI_END = Buffer.from([0b11]);
+
+function brotliHead(head: Buffer): EncodedHead {
+  // A flush ends on a byte boundary (padded with an empty metadata block) with the stream still open.
+  const start = zlib.brotliCompressSync(head, {
+    finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: head.length,
+    },
+  });
+  return {
+    coding: 'br',
+    finish(tail) {
+      const parts: Buffer[] = [start];
+      for (let offset = 0; offset < tail.length; offset += BLOCK) {
+        const data = tail.subarray(offset, offset + BLOCK);
+        // meta-block header, least significant bit first: ISLAST 0, MNIBBLES 4 (as 00), MLEN - 1 in 16 bits,
+        // ISUNCOMPRESSED 1, then zero bits to the byte boundary; the data follows as is
+        const bits = ((data.length - 1) << 3) | (1 << 19);
+        parts.push(Buffer.from([bits & 0xff, (bits >> 8) & 0xff, bits >> 16]), data);
+      }
+      parts.push(BROTLI_END);
+      return Buffer.concat(parts);
+    },
+  };
+}
+
+/**
+ * The heads of cached answers: each rendered once, and encoded once per coding a client asks for. An entry
+ * lives as long as the answer it was made from (a key of the market's answer cache), so it is made once
+ * per cache entry and goes when that entry does.
+ */
+export class EncodedHeads<Answer extends object> {
+  private readonly render: (answer: Answer) => string;
+  private readonly entries = new WeakMap<Answer, { head: Buffer; encoded: Partial<Record<Coding, EncodedHead>> }>();
+
+  constructor(render: (answer: Answer) => string) {
+    this.render = render;
+  }
+
+  /** The whole body in `coding`: the answer's head, then `tail`. */
+  body(answer: Answer, coding: Coding, tail: string): Buffer {
+    let entry = this.entries.get(answer);
+    if (!entry) {
+      entry = { head: Buffer.from(this.render(answer)), encoded: {} };
+      this.entries.set(answer, entry);
+    }
+    const encoded = (entry.encoded[coding] ??= encodeHead(entry.head, coding));
+    return encoded.finish(Buffer.from(tail));
+  }
+}

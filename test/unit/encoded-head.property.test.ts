@@ -1,0 +1,62 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Coding } from '../../hosts/http/content-coding.ts';
+import { encodeHead, EncodedHeads } from '../../hosts/http/encoded-head.ts';
+
+const decode: Record<Coding, (body: Buffer) => Buffer> = {
+  identity: (body) => body,
+  gzip: (body) => gunzipSync(body),
+  br: (body) => brotliDecompressSync(body),
+};
+
+/** JSON-like text, so the compressors find repeats as they do in answers, and any bytes. */
+const bytes = fc.oneof(
+  fc.array(fc.constantFrom('{"id":"a:1",', '"price":12,', '"ok":true}', ',', '[', ']', 'é', '€'), { maxLength: 2_000 }).map((parts) => Buffer.from(parts.join(''))),
+  fc.uint8Array({ maxLength: 3_000 }).map((array) => Buffer.from(array)),
+);
+
+describe('encodeHead: a head compressed once, any tail appended', () => {
+  it('decodes to the head then the tail, for every coding and many tails on one head', () => {
+    fc.assert(
+      fc.property(bytes, fc.array(bytes, { minLength: 1, maxLength: 4 }), fc.constantFrom<Coding>('identity', 'gzip', 'br'), (head, tails, coding) => {
+        const encoded = encodeHead(head, coding);
+        for (const tail of tails) expect(decode[coding](encoded.finish(tail)).equals(Buffer.concat([head, tail]))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('carries tails longer than one stored block (64 kB) and empty ones', () => {
+    const head = Buffer.from('{"nodes":[' + '{"id":"sandbox:1","x":1},'.repeat(5_000));
+    for (const coding of ['gzip', 'br'] as const) {
+      const encoded = encodeHead(head, coding);
+      for (const size of [0, 1, 65_535, 65_536, 200_001]) {
+        const tail = Buffer.alloc(size, 'y');
+        expect(decode[coding](encoded.finish(tail)).equals(Buffer.concat([head, tail])), `${coding}, tail of ${size} bytes`).toBe(true);
+      }
+    }
+  });
+
+  it('compresses the head: a repetitive 57 kB head becomes a few kB', () => {
+    const head = Buffer.from(JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ id: `sandbox:${100_000 + i}`, gpu_type: 'H100', price_per_hour_cents: 200 + i, country: 'US' }))));
+    for (const coding of ['gzip', 'br'] as const) expect(encodeHead(head, coding).finish(Buffer.from('}')).length).toBeLessThan(head.length / 4);
+  });
+});
+
+describe('EncodedHeads', () => {
+  it('renders an answer once however many codings and requests ask for it', () => {
+    let renders = 0;
+    const heads = new EncodedHeads((answer: { text: string }) => {
+      renders++;
+      return answer.text;
+    });
+    const answer = { text: '{"nodes":[1,2,3],' };
+    for (const coding of ['identity', 'gzip', 'br', 'gzip'] as const) {
+      expect(decode[coding](heads.body(answer, coding, '"total":3}')).toString()).toBe('{"nodes":[1,2,3],"total":3}');
+    }
+    expect(renders).toBe(1);
+    expect(heads.body({ text: '{"nodes":[],' }, 'br', '"total":0}').length).toBeGreaterThan(0);
+    expect(renders).toBe(2);
+  });
+});
