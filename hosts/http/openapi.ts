@@ -152,7 +152,8 @@ export function buildOpenApi(routes: readonly RouteDef[]): object {
       version: API_VERSION,
       description:
         'One API in front of several upstream GPU clouds, paid from a prepaid balance in integer cents. ' +
-        'Every error is JSON `{detail}`. Every path answers OPTIONS with 204 and `Allow`; a method a path does not list answers 405 with `Allow`.',
+        'Every error is JSON `{detail}`. Every path answers OPTIONS with 204 and `Allow`; a method a path does not list answers 405 with `Allow`; ' +
+        'a path that is not valid percent-encoding answers 400 whatever the method.',
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [{ url: '/' }],
