@@ -25,6 +25,7 @@ import { choosePayments, createPayments } from './payments.ts';
 import { manualCheckoutRoutes, stripeWebhookRoutes } from '../http/routes/payment-routes.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { errorHandler } from '../http/error-handler.ts';
+import { loggableError } from '../http/error-log.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
 import type { RouteDef } from '../http/route.ts';
 import { buildRouter } from '../http/router.ts';
@@ -123,7 +124,8 @@ function buildProviders(config: ControlPlaneConfig, runtime: ProviderRuntime): {
 
 /** The composition root: picks adapters from configuration and wires the core to them. */
 export async function createControlPlane(config: ControlPlaneConfig, overrides: ControlPlaneOverrides = {}): Promise<ControlPlane> {
-  const logger = overrides.logger ?? pino({ level: config.logLevel, base: { service: 'gpu-control-plane' } });
+  // every `err` logged (the sweep, the market refresh) without the SQL values a database error echoes
+  const logger = overrides.logger ?? pino({ level: config.logLevel, base: { service: 'gpu-control-plane' }, serializers: { err: loggableError } });
   // refused before anything opens: the embedded processor, unasked, beside a real cloud
   const enabled = overrides.providers?.map((p) => p.name) ?? config.providers?.map((p) => p.name) ?? [];
   const publicUrl = config.publicUrl ?? 'http://localhost:8080';
