@@ -123,7 +123,7 @@ export class ProviderFeed {
       const offers = await Promise.race([this.provider.listOffers(controller.signal), deadline]);
       const nodes = offers.flatMap((offer) => this.priced(offer)).sort(cheapestFirst);
       // the columns are built here, once a minute at most, not on the first search that needs them
-      this.snapshot = { nodes, index: new NodeIndex(nodes, this.provider.extraFilterKeys), fetchedAt: this.clock.now(), generation: this.refreshes };
+      this.snapshot = { nodes, index: new NodeIndex(nodes), fetchedAt: this.clock.now(), generation: this.refreshes };
       this.lastError = null;
     } catch (error) {
       this.lastError = messageOf(error);

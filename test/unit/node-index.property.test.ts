@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import { MarketService } from '../../core/market/market-service.ts';
 import { NodeIndex, type Scope } from '../../core/market/node-index.ts';
+import { RangeIndex } from '../../core/market/range-index.ts';
+import { bitmapOf, countPositions, firstPositions } from '../../core/market/bitmap.ts';
 import { cheapestFirst, priceNode, type MarketNode } from '../../core/market/node.ts';
 import type { Offer } from '../../core/market/offer.ts';
 import { compileFilter, STANDARD_FILTERS, type ExtraFilter, type ExtraOperator, type MarketFilter, type StandardFilter } from '../../core/market/search-filter.ts';
@@ -90,15 +92,17 @@ describe('NodeIndex: a search over columns', () => {
   it('finds exactly the nodes the node-by-node filter keeps, cheapest first, whatever the filter', () => {
     fc.assert(
       fc.property(
-        offersOf('p', 60),
+        offersOf('p', 120),
         filterArbitrary(['p']),
         fc.subarray([...STANDARD_FILTERS]),
         fc.constantFrom<Scope>('rentable', 'all'),
-        fc.integer({ min: 1, max: 70 }),
-        (offers, filter, ignoredList, scope, limit) => {
+        fc.integer({ min: 1, max: 130 }),
+        fc.integer({ min: 1, max: 40 }),
+        (offers, filter, ignoredList, scope, limit, step) => {
           const nodes = priced(offers, 0);
           const ignored = new Set(ignoredList);
-          const index = new NodeIndex(nodes, ATTRIBUTE_KEYS);
+          // small checkpoint steps, so that ranges start from every checkpoint, not only the first
+          const index = new NodeIndex(nodes, step);
           const expected = bruteForce(nodes, filter, ignored, filter.extra, scope);
           const found = index.select(filter, ignored, filter.extra, scope, limit);
           expect(found.total).toBe(expected.length);
@@ -115,9 +119,30 @@ describe('NodeIndex: a search over columns', () => {
     fc.assert(
       fc.property(offersOf('p', 40), (offers) => {
         const nodes = priced(offers, 0);
-        const found = new NodeIndex(nodes, []).select({ extra: [] }, new Set(), [], 'rentable', nodes.length);
+        const found = new NodeIndex(nodes).select({ extra: [] }, new Set(), [], 'rentable', nodes.length);
         expect([...found.first].map((position) => nodes[position]!.offer.id)).toEqual(nodes.filter((node) => node.offer.available > 0).map((node) => node.offer.id));
       }),
+    );
+  });
+});
+
+describe('RangeIndex', () => {
+  const value = fc.oneof(fc.constantFrom(Number.NaN, 0, -0, 1, 1.5, -2, 80, Infinity, -Infinity), fc.double({ noNaN: false }));
+
+  it('keeps exactly the positions at least / at most a bound, never a NaN (null) one', () => {
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 150 }), value, fc.integer({ min: 1, max: 64 }), fc.boolean(), (values, bound, step, atLeast) => {
+        const column = Float64Array.from(values);
+        const index = new RangeIndex(column, step);
+        const result = bitmapOf(column.length);
+        result.fill(-1); // every bit, even past the end: the index must not bring those in
+        if (atLeast) index.keepAtLeast(result, bound, bitmapOf(column.length));
+        else index.keepAtMost(result, bound, bitmapOf(column.length));
+        const expected = values.flatMap((v, i) => ((atLeast ? v >= bound : v <= bound) ? [i] : []));
+        expect([...firstPositions(result, Infinity)].filter((position) => position < column.length)).toEqual(expected);
+        expect(countPositions(result)).toBe(expected.length);
+      }),
+      { numRuns: 500 },
     );
   });
 });
