@@ -279,8 +279,6 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   openApi = buildOpenApi(routes);
 
   const router = express.Router();
-  // the raw bytes are kept for webhook signatures, which are computed over the body exactly as sent
-  router.use(express.json({ limit: '100kb', verify: (req, _res, buf) => ((req as { rawBody?: Buffer }).rawBody = buf) }));
   router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits: config.rateLimits }));
   router.use(errorHandler(logger));
 
