@@ -44,9 +44,13 @@ describe('bad requests never reach a 500', () => {
     const { token } = await api.newTenant();
     const stop = await fetch(`${api.baseUrl}/v1/billing/stop`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' } });
     expect(stop.status).toBe(200);
-    // a route without a body ignores one
+    // a route without a body ignores one, whatever it is: it is never read
     const resume = await api.call('POST', '/v1/billing/resume', { token, rawBody: 'not json', headers: { 'content-type': 'text/plain' } });
     expect(resume.status).toBe(200);
+    const malformed = await api.call('POST', '/v1/billing/resume', { token, rawBody: '{"broken": ' });
+    expect(malformed.status).toBe(200);
+    // a body is read only once the caller is let in: an unauthenticated malformed body is a 401, not a 400
+    expect((await api.call('POST', '/v1/billing/deposits', { rawBody: '{"broken": ' })).status).toBe(401);
   });
 
   it('refuses a body over 100 kB with 413', async () => {
