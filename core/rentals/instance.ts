@@ -44,6 +44,10 @@ export interface Instance {
   /** What the rental committed against its token chain's spend caps. */
   commitmentCents: Cents;
   lastSeenAt: Date | null;
-  /** Why the rental failed (the provider's refusal), so a retry with its idempotency key gets the same answer. */
+  /** Why the rental failed (the provider refused it, or it never started), shown to its owner. */
   failure: string | null;
+  /** How the provider answered the create; null while the call is in flight (a retry with the key waits for it). */
+  launch: LaunchOutcome | null;
 }
+
+export type LaunchOutcome = 'created' | 'ambiguous' | 'refused';

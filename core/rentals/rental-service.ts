@@ -9,9 +9,14 @@ import type { Ids, Secrets } from '../ports/ids.ts';
 import { isRebootable, isSelfRemoving, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
-import { INSTANCE_ID_PREFIX, isLive, type Instance } from './instance.ts';
+import { INSTANCE_ID_PREFIX, isLive, type Instance, type LaunchOutcome } from './instance.ts';
 
 const HOUR_MS = 3_600_000;
+/** How often a retry reads the row of a first request that another process is launching. */
+const LAUNCH_POLL_MS = 50;
+
+/** The first request with this key is still waiting for the provider's create. */
+const inFlight = (instance: Instance): boolean => instance.launch === null && instance.status === 'provisioning' && instance.machineId === null;
 
 export interface RentRequest {
   nodeId: string;
@@ -60,8 +65,13 @@ export class RentalService {
   private readonly secrets: Secrets;
   private readonly market: MarketService;
   private readonly providers: Map<string, Provider>;
+  /** Creates in flight in this process, by instance id: a retry with the same key waits for its answer. */
+  private readonly launching = new Map<string, Promise<unknown>>();
+  /** How long a retry waits for the first request's create before it answers 409 "still in progress". */
+  private readonly launchWaitMs: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; market: MarketService; providers: readonly Provider[] }) {
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; market: MarketService; providers: readonly Provider[]; launchWaitMs?: number }) {
+    this.launchWaitMs = deps.launchWaitMs ?? 60_000;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
@@ -95,9 +105,13 @@ export class RentalService {
     try {
       offer = await provider.getOffer(offerId);
     } catch (error) {
+      const made = await this.madeMeanwhile(caller, request, digest);
+      if (made) return made;
       throw upstreamUnavailable(`could not check the price of ${request.nodeId} with ${provider.name}`, error, 'try again shortly');
     }
     if (!offer || offer.available <= 0) {
+      const made = await this.madeMeanwhile(caller, request, digest);
+      if (made) return made;
       throw new DomainError('CONFLICT', `node ${request.nodeId} is no longer available; search again with GET /v1/gpus`);
     }
     const rate = rateCentsPerHour(offer.priceUsdPerHour, this.market.settings.markupBps);
@@ -109,7 +123,8 @@ export class RentalService {
       // the account lock serializes this tenant's rentals: a second request with the key sees the first
       if (request.idempotencyKey) {
         const earlier = await uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey);
-        if (earlier) return this.replay(earlier, digest);
+        // answered after the commit: a replay may wait for the first request, which needs this lock
+        if (earlier) return { instance: earlier, replayed: true };
       }
       const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
       if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
@@ -164,14 +179,21 @@ export class RentalService {
         commitmentCents: commitment,
         lastSeenAt: null,
         failure: null,
+        launch: null,
       };
       await uow.instances.add(instance);
       await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
       await uow.tokens.addCommitment(instance.tokenId, commitment);
       return { instance, replayed: false };
     });
-    if (created.replayed) return created;
-    return { instance: await this.launch(provider, created.instance, request.sshPublicKey), replayed: false };
+    if (created.replayed) return this.replay(created.instance, digest);
+    const launching = this.launch(provider, created.instance, request.sshPublicKey);
+    this.launching.set(created.instance.id, launching.catch(() => undefined));
+    try {
+      return { instance: await launching, replayed: false };
+    } finally {
+      this.launching.delete(created.instance.id);
+    }
   }
 
   async list(tenantId: string, limit: number): Promise<Instance[]> {
@@ -319,35 +341,35 @@ export class RentalService {
     });
   }
 
+  /**
+   * Calls the provider for a committed rental and records how it answered. A definite refusal fails the
+   * instance and refunds it (409); no answer leaves it to the reconciler, which adopts the machine by its
+   * label or fails it at the deadline. A machine made for a rental that ended meanwhile is removed.
+   */
   private async launch(provider: Provider, instance: Instance, sshPublicKey: string | null): Promise<Instance> {
-    let machine: Machine;
+    let machine: Machine | null = null;
+    let refusal: string | null = null;
     try {
       machine = await provider.createMachine({ offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, sshPublicKey, image: null });
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') {
-        const refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;
-        const failed = await this.storage.transaction(async (uow) => {
-          await uow.accounts.lock(instance.tenantId, this.clock.now());
-          const locked = await uow.instances.lock(instance.tenantId, instance.id);
-          if (locked?.status !== 'provisioning' || locked.machineId) return false;
-          await this.endBilling(uow, locked, this.clock.now(), 'failed', refusal);
-          return true;
-        });
-        // ended meanwhile (terminated, held): it already cost nothing, and its record tells the story
-        if (failed) throw new DomainError('CONFLICT', refusal);
-        return (await this.storage.read((uow) => uow.instances.get(instance.tenantId, instance.id))) ?? instance;
+        refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;
       }
-      // no definite answer: something may run upstream under our label; the reconciler adopts it or refunds
-      return instance;
     }
+    const launch: LaunchOutcome = machine ? 'created' : refusal ? 'refused' : 'ambiguous';
     const recorded = await this.storage.transaction(async (uow) => {
+      if (refusal) await uow.accounts.lock(instance.tenantId, this.clock.now()); // the refund moves the balance
       const locked = await uow.instances.lock(instance.tenantId, instance.id);
       if (!locked) return instance;
-      // ended while the create was in flight (terminate, stop, hold): keep the machine id so it can be removed
-      const updated = locked.status === 'provisioning' ? this.withMachine({ ...locked, machineId: machine.machineId }, machine) : { ...locked, machineId: locked.machineId ?? machine.machineId };
+      const answered: Instance = { ...locked, launch };
+      if (refusal && answered.status === 'provisioning' && !answered.machineId) return this.endBilling(uow, answered, this.clock.now(), 'failed', refusal);
+      // a machine made for a rental that ended while the create was in flight keeps its id, to be removed
+      const updated = !machine ? answered : answered.status === 'provisioning' ? this.withMachine({ ...answered, machineId: machine.machineId }, machine) : { ...answered, machineId: answered.machineId ?? machine.machineId };
       await uow.instances.update(updated);
       return updated;
     });
+    if (refusal && recorded.status === 'failed') throw new DomainError('CONFLICT', refusal);
+    if (!machine) return recorded; // no definite answer: the reconciler adopts a machine by its label, or fails the rental at the deadline
     if (recorded.status === 'terminating') return this.removeUpstream(recorded);
     if (recorded.status === 'failed' || recorded.status === 'terminated') await provider.terminateMachine(machine.machineId).catch(() => undefined); // the reconciler removes it otherwise
     return recorded;
@@ -367,13 +389,42 @@ export class RentalService {
     };
   }
 
-  /** The answer the first request with this key got: the same instance, or the same refusal. */
-  private replay(earlier: Instance, digest: string): Rented {
+  /**
+   * Before a retry answers that it could not check the node, it asks (under the account lock, where rentals
+   * with a key are serialized) whether a copy of it sent at the same moment has rented meanwhile: the copy
+   * that took the node's last unit must not make this one answer "gone".
+   */
+  private async madeMeanwhile(caller: Token, request: RentRequest, digest: string): Promise<Rented | null> {
+    const key = request.idempotencyKey;
+    if (!key) return null;
+    const earlier = await this.storage.transaction(async (uow) => {
+      await uow.accounts.lock(caller.tenantId, this.clock.now());
+      return uow.instances.byIdempotencyKey(caller.tenantId, key);
+    });
+    return earlier ? this.replay(earlier, digest) : null;
+  }
+
+  /**
+   * The answer the first request with this key got: the same instance, or the same refusal. While the
+   * first request still waits for the provider's create, a retry waits for it too (here when it runs in
+   * this process, else by reading the row again), so both answer alike.
+   */
+  private async replay(earlier: Instance, digest: string): Promise<Rented> {
     if (earlier.requestDigest !== digest) {
       throw new DomainError('CONFLICT', `idempotency_key was used for a different request (instance ${earlier.id}); use a new key`);
     }
-    if (earlier.status === 'failed' && earlier.failure) throw new DomainError('CONFLICT', earlier.failure);
-    return { instance: earlier, replayed: true };
+    let instance = earlier;
+    for (let waited = 0; inFlight(instance); waited += LAUNCH_POLL_MS) {
+      if (waited >= this.launchWaitMs) {
+        throw new DomainError('CONFLICT', `the first request with this idempotency_key (instance ${instance.id}) is still waiting for ${instance.provider}; retry in a few seconds`);
+      }
+      const local = this.launching.get(instance.id);
+      await (local ?? new Promise((resolve) => setTimeout(resolve, LAUNCH_POLL_MS)));
+      instance = (await this.storage.read((uow) => uow.instances.get(instance.tenantId, instance.id))) ?? instance;
+      if (local) break;
+    }
+    if (instance.launch === 'refused' && instance.status === 'failed' && instance.failure) throw new DomainError('CONFLICT', instance.failure);
+    return { instance, replayed: true };
   }
 
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type TestApi } from '../support/api.ts';
+import { postgresReachable } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
@@ -6,10 +8,16 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
  * failed before its fix. The sandbox runs behind a FaultyProvider, on the test's clock.
  */
 let world: RentalWorld;
+/** A second replica on the same database, when it is PostgreSQL. */
+let replica: TestApi | null = null;
 beforeAll(async () => {
   world = await rentalWorld({}, { faulty: true });
+  if (await postgresReachable()) replica = await startApi({ providers: [{ name: 'sandbox', config: {} }] }, { clock: world.clock, database: { target: world.api.plane.storage.target, drop: async () => undefined } });
 });
-afterAll(() => world.close());
+afterAll(async () => {
+  await replica?.close();
+  await world.close();
+});
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -73,6 +81,24 @@ describe('the reconciler and rentals made while it runs (item 1)', () => {
     const report = await pass;
     expect(report).toMatchObject({ gone_upstream: 0, orphans_terminated: 0, failed_provisioning: 0 });
     expect((await get(token, res.body.id)).status).toBe('provisioning');
+  });
+
+  it('a machine the provider could not be asked about is retried next pass, never taken for gone', async () => {
+    const { token } = await world.fundedTenant(50);
+    const node = await nextNode();
+    const hold = world.faults!.holdNextListing('after-read');
+    const pass = sweep();
+    await hold.reached;
+    const res = await world.rent(token, { node_id: node.id });
+    world.faults!.failNextMachineReads(1);
+    hold.open();
+    const report = await pass;
+    expect(report.gone_upstream).toBe(0);
+    expect(report.errors.join(' ')).toMatch(/502 from upstream/);
+    expect((await get(token, res.body.id)).status).toBe('provisioning');
+    world.clock.advance(30_000);
+    expect((await sweep()).gone_upstream).toBe(0);
+    expect((await get(token, res.body.id)).status).toBe('running');
   });
 
   it('an orphan is a labelled machine whose rental is over: it goes, and costs the tenant nothing more', async () => {
@@ -208,6 +234,25 @@ describe('max_rental_hours alone (item 4)', () => {
 });
 
 describe('one request, one answer (item 10)', () => {
+  for (const outcome of ['refused', 'created'] as const) {
+    it(`retries sent while the first request waits for the provider get its answer (${outcome})`, async () => {
+      const { token } = await world.fundedTenant(50);
+      const node = await nextNode();
+      const body = { node_id: node.id, idempotency_key: `slow-${outcome}` };
+      const hold = world.faults!.holdNextCreate();
+      if (outcome === 'refused') world.faults!.failNextCreates(1, 'rejected');
+      const first = world.rent(token, body);
+      await hold.reached;
+      const retries = [world.rent(token, body), world.rent(token, body), ...(replica ? [replica.call('POST', '/v1/instances', { token, body })] : [])];
+      await new Promise((resolve) => setTimeout(resolve, 150)); // the retries are waiting, on this replica and the other
+      hold.open();
+      const answers = await Promise.all([first, ...retries]);
+      const expected = outcome === 'refused' ? 409 : 201;
+      for (const answer of answers) expect({ status: answer.status, body: answer.body }).toEqual({ status: expected, body: answers[0]!.body });
+      expect((await world.api.call('GET', '/v1/instances', { token })).body).toHaveLength(1);
+    });
+  }
+
   it('a provider refusal answers 409, and so does every retry with its idempotency key', async () => {
     const { token } = await world.fundedTenant(50);
     const node = await nextNode();

@@ -16,7 +16,9 @@ export class FaultyProvider implements Provider, Rebootable {
   private readonly createFaults: CreateFault[] = [];
   private readonly terminateFaults: TerminateFault[] = [];
   private outage = false;
+  private machineReadFailures = 0;
   private listingGate: { where: 'before-read' | 'after-read'; reached: () => void; open: Promise<void> } | null = null;
+  private createGate: { reached: () => void; open: Promise<void> } | null = null;
   /** Calls the provider answered (or failed), for tests that count them. */
   readonly calls = { create: 0, terminate: 0, list: 0 };
 
@@ -42,9 +44,21 @@ export class FaultyProvider implements Provider, Rebootable {
     for (let i = 0; i < count; i++) this.terminateFaults.push(fault);
   }
 
+  /** The next `count` reads of one machine (getMachine) fail as a transient error would. */
+  failNextMachineReads(count: number): void {
+    this.machineReadFailures += count;
+  }
+
   /** While on, every read (offers, machines) fails as if the provider could not be reached. */
   setOutage(on: boolean): void {
     this.outage = on;
+  }
+
+  /** Holds the next create before it reaches the provider, until `open` is called (a slow upstream). */
+  holdNextCreate(): { reached: Promise<void>; open: () => void } {
+    const { reached, open, gate } = makeGate();
+    this.createGate = gate;
+    return { reached, open };
   }
 
   /**
@@ -52,12 +66,9 @@ export class FaultyProvider implements Provider, Rebootable {
    * `reached` resolves once a listing waits; the listing goes on when `open` is called.
    */
   holdNextListing(where: 'before-read' | 'after-read'): { reached: Promise<void>; open: () => void } {
-    let reached!: () => void;
-    let open!: () => void;
-    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-    const openPromise = new Promise<void>((resolve) => (open = resolve));
-    this.listingGate = { where, reached, open: openPromise };
-    return { reached: reachedPromise, open };
+    const { reached, open, gate } = makeGate();
+    this.listingGate = { where, ...gate };
+    return { reached, open };
   }
 
   // ---- the Provider port ------------------------------------------------------------------------
@@ -77,6 +88,12 @@ export class FaultyProvider implements Provider, Rebootable {
   }
 
   async createMachine(request: CreateMachineRequest): Promise<Machine> {
+    const gate = this.createGate;
+    this.createGate = null;
+    if (gate) {
+      gate.reached();
+      await gate.open;
+    }
     this.calls.create++;
     const fault = this.createFaults.shift();
     if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', 'create timed out; nothing was made');
@@ -88,6 +105,10 @@ export class FaultyProvider implements Provider, Rebootable {
 
   async getMachine(machineId: string): Promise<Machine | null> {
     this.checkReachable(`get machine ${machineId}`);
+    if (this.machineReadFailures > 0) {
+      this.machineReadFailures--;
+      throw new ProviderFailure(this.name, 'unavailable', `get machine ${machineId}: 502 from upstream`);
+    }
     return this.inner.getMachine(machineId);
   }
 
@@ -122,4 +143,13 @@ export class FaultyProvider implements Provider, Rebootable {
   private checkReachable(operation: string): void {
     if (this.outage) throw new ProviderFailure(this.name, 'unavailable', `${operation}: the provider cannot be reached`);
   }
+}
+
+/** A gate a test opens: `reached` resolves when something waits at it, `open` lets it through. */
+function makeGate() {
+  let reached!: () => void;
+  let open!: () => void;
+  const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+  const openPromise = new Promise<void>((resolve) => (open = resolve));
+  return { reached: reachedPromise, open, gate: { reached, open: openPromise } };
 }

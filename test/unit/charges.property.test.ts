@@ -36,6 +36,7 @@ const instance = (fields: Partial<Instance>): Instance => ({
   commitmentCents: 100,
   lastSeenAt: null,
   failure: null,
+  launch: 'created',
   ...fields,
 });
 

@@ -4,6 +4,7 @@ import { Migration0003AccountsLedgerInstances } from './0003-accounts-ledger-ins
 import { Migration0004Payments } from './0004-payments.ts';
 import { Migration0005FailuresAndConflicts } from './0005-failures-and-conflicts.ts';
 import { Migration0006SandboxAndManualCheckouts } from './0006-sandbox-and-manual-checkouts.ts';
+import { Migration0007LaunchOutcomes } from './0007-launch-outcomes.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   { name: '0004-payments', class: Migration0004Payments },
   { name: '0005-failures-and-conflicts', class: Migration0005FailuresAndConflicts },
   { name: '0006-sandbox-and-manual-checkouts', class: Migration0006SandboxAndManualCheckouts },
+  { name: '0007-launch-outcomes', class: Migration0007LaunchOutcomes },
 ];

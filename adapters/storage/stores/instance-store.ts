@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import type { Instance, InstanceStatus } from '../../../core/rentals/instance.ts';
+import type { Instance, InstanceStatus, LaunchOutcome } from '../../../core/rentals/instance.ts';
 import type { InstanceStore } from '../../../core/ports/storage.ts';
 import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = [
   'id', 'tenant_id', 'token_id', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
   'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
-  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure',
+  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure', 'launch',
 ] as const;
 const SELECT = COLUMNS.join(', ');
 const LIVE = `status in ('provisioning', 'running', 'rebooting', 'terminating')`;
@@ -38,12 +38,13 @@ const toInstance = (row: Row): Instance => ({
   commitmentCents: num(row.commitment_cents),
   lastSeenAt: dateOrNull(row.last_seen_at),
   failure: textOrNull(row.failure),
+  launch: textOrNull(row.launch) as LaunchOutcome | null,
 });
 
 const values = (i: Instance): unknown[] => [
   i.id, i.tenantId, i.tokenId, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
   i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
-  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure,
+  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch,
 ];
 
 export class MikroInstanceStore implements InstanceStore {
@@ -119,9 +120,9 @@ export class MikroInstanceStore implements InstanceStore {
   async update(i: Instance): Promise<void> {
     await this.em.execute(
       `update instances set status = ?, started_at = ?, paid_until = ?, removal_scheduled_at = ?, window_ends_at = ?, terminated_at = ?,
-              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?, failure = ?
+              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?, failure = ?, launch = ?
         where id = ?`,
-      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.id],
+      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch, i.id],
     );
   }
 }
