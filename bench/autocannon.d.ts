@@ -10,7 +10,12 @@ declare module 'autocannon' {
     /** Worker threads that fire the requests; 0 or absent runs them on the caller's thread. */
     workers?: number;
     /** Sent in turn on every connection. */
-    requests?: { method?: string; path: string }[];
+    requests?: {
+      method?: string;
+      path: string;
+      /** With workers: the absolute path of a CommonJS module exporting (request, context) => request. */
+      setupRequest?: string;
+    }[];
   }
 
   /** hdr-histogram-percentiles-obj: the latency one is in milliseconds, recorded as integers. */

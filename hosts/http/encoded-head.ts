@@ -2,12 +2,14 @@ import zlib from 'node:zlib';
 import type { Coding } from './content-coding.ts';
 
 /**
- * Measured on a 57 kB search answer (docs/benchmarks.md): gzip level 6 makes 3.7 kB in 0.4 ms, brotli
- * quality 5 makes 3.4 kB in 0.6 ms. Brotli 9 takes 7 ms and 11 takes 130 ms for 3–15 % less: too slow
- * for a cache miss.
+ * Chosen by measurement on the 57 kB head of a search answer (docs/benchmarks.md): brotli quality 1 makes
+ * 4.2 kB in 80 µs and gzip level 3 makes 4.2 kB in 115 µs (level 1 is no faster, level 6 makes 3.6 kB in
+ * 280 µs, brotli 5 3.2 kB in 450 µs, brotli 11 2.9 kB in 130 ms). A cache miss compresses on the request's
+ * own time, and with 32 connections on one core it has about 100 µs to spare; a kilobyte less on the
+ * wire is not worth 4 times that.
  */
-export const GZIP_LEVEL = 6;
-export const BROTLI_QUALITY = 5;
+export const GZIP_LEVEL = 3;
+export const BROTLI_QUALITY = 1;
 
 /** Stored deflate blocks and uncompressed brotli meta-blocks hold at most this many bytes each. */
 const BLOCK = 65_535;
@@ -20,14 +22,14 @@ const BLOCK = 65_535;
  */
 export interface EncodedHead {
   readonly coding: Coding;
-  /** The whole body: the head, then `tail`, in this coding. */
-  finish(tail: Buffer): Buffer;
+  /** The whole body in this coding, the head then `tail`, as chunks to write in turn (the head is not copied). */
+  finish(tail: Buffer): Buffer[];
 }
 
 export function encodeHead(head: Buffer, coding: Coding): EncodedHead {
   switch (coding) {
     case 'identity':
-      return { coding, finish: (tail) => Buffer.concat([head, tail]) };
+      return { coding, finish: (tail) => [head, tail] };
     case 'gzip':
       return gzipHead(head);
     case 'br':
@@ -61,7 +63,7 @@ function gzipHead(head: Buffer): EncodedHead {
       trailer.writeUInt32LE(zlib.crc32(tail, headCrc), 0);
       trailer.writeUInt32LE((head.length + tail.length) >>> 0, 4);
       parts.push(trailer);
-      return Buffer.concat(parts);
+      return parts;
     },
   };
 }
@@ -91,7 +93,7 @@ function brotliHead(head: Buffer): EncodedHead {
         parts.push(Buffer.from([bits & 0xff, (bits >> 8) & 0xff, bits >> 16]), data);
       }
       parts.push(BROTLI_END);
-      return Buffer.concat(parts);
+      return parts;
     },
   };
 }
@@ -109,8 +111,8 @@ export class EncodedHeads<Answer extends object> {
     this.render = render;
   }
 
-  /** The whole body in `coding`: the answer's head, then `tail`. */
-  body(answer: Answer, coding: Coding, tail: string): Buffer {
+  /** The whole body in `coding`, the answer's head then `tail`, as chunks to write in turn. */
+  body(answer: Answer, coding: Coding, tail: string): Buffer[] {
     let entry = this.entries.get(answer);
     if (!entry) {
       entry = { head: Buffer.from(this.render(answer)), encoded: {} };

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { RawBody } from './route.ts';
 
-/** Sends a handler's final body; express sets Content-Length from it and leaves it out of a HEAD answer. */
+/** Sends a handler's final body, with its Content-Length; a HEAD answer gets the headers only. */
 export function sendRaw(res: Response, raw: RawBody): void {
   res.type(raw.contentType);
   if ('text' in raw) {
@@ -11,5 +11,15 @@ export function sendRaw(res: Response, raw: RawBody): void {
   // the body depends on Accept-Encoding even when it is sent as is: shared caches must key on it
   res.vary('Accept-Encoding');
   if (raw.coding !== 'identity') res.set('Content-Encoding', raw.coding);
-  res.send(raw.bytes);
+  let length = 0;
+  for (const chunk of raw.chunks) length += chunk.length;
+  res.set('Content-Length', String(length));
+  if (res.req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  // corked: the headers and every chunk leave in one write, and end() uncorks
+  res.cork();
+  for (const chunk of raw.chunks) res.write(chunk);
+  res.end();
 }

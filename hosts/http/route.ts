@@ -43,7 +43,8 @@ export interface HandlerContext<P, Q, B> {
 
 export type RawBody =
   | { contentType: 'application/json' | 'text/html'; text: string }
-  | { contentType: 'application/json'; bytes: Buffer; coding: Coding };
+  /** Chunks written in turn in one go, so a cached head is sent without being copied. */
+  | { contentType: 'application/json'; chunks: readonly Buffer[]; coding: Coding };
 
 export interface HandlerResult {
   status: number;

@@ -57,7 +57,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           rentals_open: market.settings.rentalsOpen,
         });
         const coding = negotiateCoding(req.get('accept-encoding'));
-        return { status: 200, raw: { contentType: 'application/json', coding, bytes: nodeHeads.body(result.nodes, coding, rest.slice(1)) } };
+        return { status: 200, raw: { contentType: 'application/json', coding, chunks: nodeHeads.body(result.nodes, coding, rest.slice(1)) } };
       },
     }),
     defineRoute({
@@ -87,7 +87,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           ignored_filters: result.ignoredFilters,
         });
         const coding = negotiateCoding(req.get('accept-encoding'));
-        return { status: 200, raw: { contentType: 'application/json', coding, bytes: groupHeads.body(result.groups, coding, rest.slice(1)) } };
+        return { status: 200, raw: { contentType: 'application/json', coding, chunks: groupHeads.body(result.groups, coding, rest.slice(1)) } };
       },
     }),
     defineRoute({
