@@ -139,7 +139,13 @@ export class PaymentsService {
     }
     if (event.kind === 'ignored') return { handled: `ignored ${event.type}` };
     // the event says what happened; the session itself, asked back, says it with authority
-    const state = await this.payments.getCheckout(event.sessionId);
+    let state: CheckoutState | null;
+    try {
+      state = await this.payments.getCheckout(event.sessionId);
+    } catch (error) {
+      // 503: the processor delivers the event again later, and the sweep asks about the session anyway
+      throw upstreamUnavailable('the card processor did not answer about the session', error, 'deliver the event again');
+    }
     if (state) await this.settle(state);
     return { handled: event.kind };
   }

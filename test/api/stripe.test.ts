@@ -60,6 +60,18 @@ describe('Stripe checkout and webhooks', () => {
     expect((await account(token)).balance_cents).toBe(1_200);
   });
 
+  it('answers 503 when Stripe cannot be asked about the session, and credits once on the next delivery', async () => {
+    const { token, started, session } = await paidCheckout(7);
+    const event = stripe.signedEvent('checkout.session.completed', session, { timestamp: nowSeconds() });
+    stripe.failNext(2, 500, `/v1/checkout/sessions/${started.session_id}`); // the SDK retries once
+    const refused = await deliver(event);
+    expect(refused.status).toBe(503);
+    expect(refused.body.detail).toMatch(/deliver the event again/);
+    expect((await account(token)).balance_cents).toBe(0);
+    expect((await deliver(event)).status).toBe(200);
+    expect((await account(token)).balance_cents).toBe(700);
+  });
+
   it('refuses a bad signature, a timestamp over 300 s off and a re-serialised body with 400, crediting nothing', async () => {
     const { token, session } = await paidCheckout(9);
     const good = stripe.signedEvent('checkout.session.completed', session, { timestamp: nowSeconds() });

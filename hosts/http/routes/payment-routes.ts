@@ -29,6 +29,7 @@ export function stripeWebhookRoutes(payments: PaymentsService): RouteDef[] {
       responses: [
         { status: 200, description: 'Received', schema: z.object({ received: z.literal(true), handled: z.string() }) },
         { status: 400, description: 'The signature is missing, wrong or too old' },
+        { status: 503, description: 'Stripe could not be asked about the session; it delivers the event again' },
       ],
       async handle({ req }) {
         const raw = (req as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
