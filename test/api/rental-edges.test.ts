@@ -53,16 +53,22 @@ async function upAndSeen(token: string, id: string) {
 }
 
 describe('the reconciler and rentals made while it runs (item 1)', () => {
-  it('a machine rented while the provider is being listed is not terminated as an orphan', async () => {
+  /** A sweep whose machine listing is held (before or after it reads the cloud) while a rental is made. */
+  async function rentDuringListing(where: 'before-read' | 'after-read', meanwhile: () => void = () => undefined) {
     const { token } = await world.fundedTenant(50);
     const node = await nextNode();
-    const hold = world.faults!.holdNextListing('before-read');
+    const hold = world.faults!.holdNextListing(where);
     const pass = sweep();
     await hold.reached;
     const res = await world.rent(token, { node_id: node.id });
     expect(res.status).toBe(201);
+    meanwhile();
     hold.open();
-    const report = await pass;
+    return { token, res, report: await pass };
+  }
+
+  it('a machine rented while the provider is being listed is not terminated as an orphan', async () => {
+    const { token, res, report } = await rentDuringListing('before-read');
     expect(report.orphans_terminated).toBe(0);
     expect((await upstream(res.body.id)).filter((m) => m.status !== 'terminated')).toHaveLength(1);
     await upAndSeen(token, res.body.id);
@@ -71,28 +77,13 @@ describe('the reconciler and rentals made while it runs (item 1)', () => {
   });
 
   it('a machine rented after the listing was read is not closed as gone upstream', async () => {
-    const { token } = await world.fundedTenant(50);
-    const node = await nextNode();
-    const hold = world.faults!.holdNextListing('after-read');
-    const pass = sweep();
-    await hold.reached;
-    const res = await world.rent(token, { node_id: node.id });
-    hold.open();
-    const report = await pass;
+    const { token, res, report } = await rentDuringListing('after-read');
     expect(report).toMatchObject({ gone_upstream: 0, orphans_terminated: 0, failed_provisioning: 0 });
     expect((await get(token, res.body.id)).status).toBe('provisioning');
   });
 
   it('a machine the provider could not be asked about is retried next pass, never taken for gone', async () => {
-    const { token } = await world.fundedTenant(50);
-    const node = await nextNode();
-    const hold = world.faults!.holdNextListing('after-read');
-    const pass = sweep();
-    await hold.reached;
-    const res = await world.rent(token, { node_id: node.id });
-    world.faults!.failNextMachineReads(1);
-    hold.open();
-    const report = await pass;
+    const { token, res, report } = await rentDuringListing('after-read', () => world.faults!.failNextMachineReads(1));
     expect(report.gone_upstream).toBe(0);
     expect(report.errors.join(' ')).toMatch(/502 from upstream/);
     expect((await get(token, res.body.id)).status).toBe('provisioning');
