@@ -26,6 +26,7 @@ export interface EncodedHead {
   finish(tail: Buffer): Buffer[];
 }
 
+/** Only the identity coding keeps `head`; the others keep what they made of it. */
 export function encodeHead(head: Buffer, coding: Coding): EncodedHead {
   switch (coding) {
     case 'identity':
@@ -37,13 +38,27 @@ export function encodeHead(head: Buffer, coding: Coding): EncodedHead {
   }
 }
 
+/**
+ * Bytes a cache keeps, in memory of their own: zlib answers a slice of its 16 kB output buffer, and small
+ * buffers come from a shared pool, so keeping either would keep far more than the head.
+ */
+function kept(parts: readonly Buffer[]): Buffer {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let offset = 0;
+  for (const part of parts) offset += part.copy(bytes, offset);
+  return bytes;
+}
+
 // RFC 1952: magic, deflate, no flags, no modification time, no extra flags, OS unknown.
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 
 function gzipHead(head: Buffer): EncodedHead {
   // A sync flush ends on a byte boundary with the stream still open (RFC 1951 §3.2.4's empty stored block).
-  const start = Buffer.concat([GZIP_HEADER, zlib.deflateRawSync(head, { level: GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH })]);
+  const start = kept([GZIP_HEADER, zlib.deflateRawSync(head, { level: GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH })]);
   const headCrc = zlib.crc32(head);
+  const headLength = head.length; // `head` itself may be a reused buffer: not kept
   return {
     coding: 'gzip',
     finish(tail) {
@@ -61,7 +76,7 @@ function gzipHead(head: Buffer): EncodedHead {
       }
       const trailer = Buffer.allocUnsafe(8);
       trailer.writeUInt32LE(zlib.crc32(tail, headCrc), 0);
-      trailer.writeUInt32LE((head.length + tail.length) >>> 0, 4);
+      trailer.writeUInt32LE((headLength + tail.length) >>> 0, 4);
       parts.push(trailer);
       return parts;
     },
@@ -73,7 +88,7 @@ const BROTLI_END = Buffer.from([0b11]);
 
 function brotliHead(head: Buffer): EncodedHead {
   // A flush ends on a byte boundary (padded with an empty metadata block) with the stream still open.
-  const start = zlib.brotliCompressSync(head, {
+  const compressed = zlib.brotliCompressSync(head, {
     finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
     params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
@@ -81,6 +96,7 @@ function brotliHead(head: Buffer): EncodedHead {
       [zlib.constants.BROTLI_PARAM_SIZE_HINT]: head.length,
     },
   });
+  const start = kept([compressed]);
   return {
     coding: 'br',
     finish(tail) {
@@ -99,15 +115,18 @@ function brotliHead(head: Buffer): EncodedHead {
 }
 
 /**
- * The heads of cached answers: each rendered once, and encoded once per coding a client asks for. An entry
- * lives as long as the answer it was made from (a key of the market's answer cache), so it is made once
- * per cache entry and goes when that entry does.
+ * The heads of cached answers: each rendered once (as parts, e.g. each node's JSON, shared between answers),
+ * and encoded once per coding a client asks for. An entry lives as long as the answer it was made from (a
+ * key of the market's answer cache), so it is made once per cache entry and goes when that entry does.
+ * A head is copied whole only for a client that wants it as is; to be compressed it is gathered in one
+ * reused buffer, so a cache miss allocates little more than what the cache keeps.
  */
 export class EncodedHeads<Answer extends object> {
-  private readonly render: (answer: Answer) => string;
-  private readonly entries = new WeakMap<Answer, { head: Buffer; encoded: Partial<Record<Coding, EncodedHead>> }>();
+  private readonly render: (answer: Answer) => readonly Buffer[];
+  private readonly entries = new WeakMap<Answer, { parts: readonly Buffer[]; encoded: Partial<Record<Coding, EncodedHead>> }>();
+  private scratch = Buffer.allocUnsafe(64 * 1024);
 
-  constructor(render: (answer: Answer) => string) {
+  constructor(render: (answer: Answer) => readonly Buffer[]) {
     this.render = render;
   }
 
@@ -115,10 +134,24 @@ export class EncodedHeads<Answer extends object> {
   body(answer: Answer, coding: Coding, tail: string): Buffer[] {
     let entry = this.entries.get(answer);
     if (!entry) {
-      entry = { head: Buffer.from(this.render(answer)), encoded: {} };
+      entry = { parts: this.render(answer), encoded: {} };
       this.entries.set(answer, entry);
     }
-    const encoded = (entry.encoded[coding] ??= encodeHead(entry.head, coding));
+    let encoded = entry.encoded[coding];
+    if (!encoded) {
+      encoded = encodeHead(coding === 'identity' ? kept(entry.parts) : this.gather(entry.parts), coding);
+      entry.encoded[coding] = encoded;
+    }
     return encoded.finish(Buffer.from(tail));
+  }
+
+  /** The parts one after another in the scratch buffer, valid until the next call. */
+  private gather(parts: readonly Buffer[]): Buffer {
+    let length = 0;
+    for (const part of parts) length += part.length;
+    if (length > this.scratch.length) this.scratch = Buffer.allocUnsafe(2 ** Math.ceil(Math.log2(length)));
+    let offset = 0;
+    for (const part of parts) offset += part.copy(this.scratch, offset);
+    return this.scratch.subarray(0, length);
   }
 }

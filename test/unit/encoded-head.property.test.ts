@@ -49,7 +49,7 @@ describe('EncodedHeads', () => {
     let renders = 0;
     const heads = new EncodedHeads((answer: { text: string }) => {
       renders++;
-      return answer.text;
+      return [Buffer.from(answer.text)];
     });
     const answer = { text: '{"nodes":[1,2,3],' };
     for (const coding of ['identity', 'gzip', 'br', 'gzip'] as const) {
@@ -58,5 +58,18 @@ describe('EncodedHeads', () => {
     expect(renders).toBe(1);
     expect(Buffer.concat(heads.body({ text: '{"nodes":[],' }, 'br', '"total":0}')).length).toBeGreaterThan(0);
     expect(renders).toBe(2);
+  });
+
+  it('keeps each answer\'s encodings apart though heads are gathered in one reused buffer, also past its size', () => {
+    const heads = new EncodedHeads((parts: Buffer[]) => parts);
+    const answers = [70_000, 10, 200_000, 3].map((size, i) => [Buffer.from('{"nodes":['), Buffer.alloc(size, 97 + i), Buffer.from('],')]);
+    const expected = (answer: Buffer[]) => Buffer.concat([...answer, Buffer.from('"total":1}')]);
+    for (const round of [1, 2]) {
+      for (const answer of answers) {
+        for (const coding of ['br', 'gzip', 'identity'] as const) {
+          expect(decode[coding](Buffer.concat(heads.body(answer, coding, '"total":1}'))).equals(expected(answer)), `round ${round}, ${coding}`).toBe(true);
+        }
+      }
+    }
   });
 });

@@ -20,20 +20,32 @@ import {
   toMarketFilter,
 } from '../schemas/market.ts';
 
+const NODES_OPEN = Buffer.from('{"nodes":[');
+const COMMA = Buffer.from(',');
+const LIST_CLOSE = Buffer.from('],');
+
 export function marketRoutes(market: MarketService, summary: MarketSummaryService, rentals: RentalService): RouteDef[] {
   // The market caches its answers per snapshot. The JSON of an answer's nodes (or groups) opens the body and
   // is kept beside the answer, made once, and compressed once per coding asked for; what follows it (ages
   // of the snapshots, the caller's instances) is appended to it per request.
   // Each node's JSON is kept too, as long as its snapshot: answers to different queries share most of their
-  // nodes, so a new answer joins strings instead of serialising 100 nodes again (5 µs instead of 160 µs).
-  const nodeJson = new WeakMap<MarketNode, string>();
-  const jsonOf = (node: MarketNode): string => {
+  // nodes, so a new answer is made of the same bytes instead of serialising 100 nodes again.
+  const nodeJson = new WeakMap<MarketNode, Buffer>();
+  const jsonOf = (node: MarketNode): Buffer => {
     let json = nodeJson.get(node);
-    if (json === undefined) nodeJson.set(node, (json = JSON.stringify(nodeOut(node))));
+    if (json === undefined) nodeJson.set(node, (json = Buffer.from(JSON.stringify(nodeOut(node)))));
     return json;
   };
-  const nodeHeads = new EncodedHeads((nodes: readonly MarketNode[]) => `{"nodes":[${nodes.map(jsonOf).join(',')}],`);
-  const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => `{"groups":${JSON.stringify(groups.map(marketGroupOut))},`);
+  const nodeHeads = new EncodedHeads((nodes: readonly MarketNode[]) => {
+    const parts: Buffer[] = [NODES_OPEN];
+    for (const [i, node] of nodes.entries()) {
+      if (i > 0) parts.push(COMMA);
+      parts.push(jsonOf(node));
+    }
+    parts.push(LIST_CLOSE);
+    return parts;
+  });
+  const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => [Buffer.from(`{"groups":${JSON.stringify(groups.map(marketGroupOut))},`)]);
 
   const statusOut = (report: Parameters<typeof providerStatusOut>[0]) =>
     providerStatusOut(report, market.feed(report.provider)?.provider.extraFilterKeys ?? []);
