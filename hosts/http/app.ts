@@ -1,7 +1,7 @@
 import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { requestLog } from './request-log.ts';
 import type { RouteDef } from './route.ts';
 
 /** A standalone Express app around the control plane's router: logs, unknown routes, errors. */
@@ -11,13 +11,7 @@ export function createHttpApp(plane: { router: Router; routes: readonly RouteDef
   // Answers carry ages that change every second: hashing each body (57 kB for a search) buys no revalidation.
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy ?? false);
-  app.use(
-    pinoHttp({
-      logger: plane.logger,
-      redact: ['req.headers.authorization', 'req.headers["x-service-operator-key"]', 'req.headers.cookie'],
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-    }),
-  );
+  app.use(requestLog(plane.logger));
   app.use(plane.router);
   app.use(notFoundHandler(plane.routes));
   app.use(errorHandler(plane.logger));
