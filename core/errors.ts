@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'UPSTREAM_UNAVAILABLE',
   'WEBHOOK_INVALID',
   'RATE_LIMITED',
+  'INVALID_CREDENTIALS',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -31,14 +32,21 @@ export interface FieldProblem {
 export class DomainError extends Error {
   readonly code: ErrorCode;
   readonly problems: FieldProblem[];
+  /** For RATE_LIMITED: when to try again (the HTTP host sends it as Retry-After). */
+  readonly retryAfterSeconds: number | null;
 
-  constructor(code: ErrorCode, message: string, problems: FieldProblem[] = []) {
+  constructor(code: ErrorCode, message: string, problems: FieldProblem[] = [], retryAfterSeconds: number | null = null) {
     super(message);
     this.name = 'DomainError';
     this.code = code;
     this.problems = problems;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/** Too many attempts: try again in `seconds` (429 with Retry-After over HTTP). */
+export const rateLimited = (what: string, seconds: number): DomainError =>
+  new DomainError('RATE_LIMITED', `${what}; try again in ${Math.max(1, Math.ceil(seconds))} s`, [], Math.max(1, Math.ceil(seconds)));
 
 export const invalidInput = (loc: (string | number)[], msg: string): DomainError =>
   new DomainError('INVALID_INPUT', `${loc.join('.')}: ${msg}`, [{ loc, msg }]);

@@ -19,6 +19,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (res.headersSent) return;
     if (isDomainError(error)) {
       const { status, body } = toHttpError(error);
+      if (error.retryAfterSeconds !== null) res.set('Retry-After', String(error.retryAfterSeconds));
       res.status(status).json(body);
       return;
     }

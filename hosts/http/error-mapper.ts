@@ -18,6 +18,7 @@ const STATUS: Record<ErrorCode, number> = {
   UPSTREAM_UNAVAILABLE: 503,
   WEBHOOK_INVALID: 400,
   RATE_LIMITED: 429,
+  INVALID_CREDENTIALS: 401,
 };
 
 export interface HttpError {
