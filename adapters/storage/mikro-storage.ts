@@ -12,6 +12,7 @@ import { migrations } from './migrations/index.ts';
 import { MikroAccountStore } from './stores/account-store.ts';
 import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
+import { MikroAuthFailureStore, MikroDeviceFlowStore, MikroIdentityLinkStore } from './stores/identity-store.ts';
 import { MikroInstanceStore } from './stores/instance-store.ts';
 import { MikroLedgerStore } from './stores/ledger-store.ts';
 import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
@@ -56,6 +57,9 @@ async function openOrm(target: StorageTarget): Promise<MikroORM> {
 }
 
 const unitOfWork = (em: EntityManager): UnitOfWork => ({
+  identities: new MikroIdentityLinkStore(em),
+  deviceFlows: new MikroDeviceFlowStore(em),
+  authFailures: new MikroAuthFailureStore(em),
   tenants: new MikroTenantStore(em),
   tokens: new MikroTokenStore(em),
   marketSummary: new MikroMarketSummaryStore(em),

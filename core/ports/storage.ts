@@ -2,6 +2,7 @@ import type { Account, AutoRecharge, AutoRechargePayment, CardOnFile, Deposit, D
 import type { MarketSummary } from '../market/summary.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
+import type { DeviceFlow, IdentityLink } from '../identity/links.ts';
 import type { Token } from '../tenancy/token.ts';
 
 /**
@@ -28,6 +29,9 @@ export interface Lease {
 }
 
 export interface UnitOfWork {
+  identities: IdentityLinkStore;
+  deviceFlows: DeviceFlowStore;
+  authFailures: AuthFailureStore;
   tenants: TenantStore;
   tokens: TokenStore;
   marketSummary: MarketSummaryStore;
@@ -192,4 +196,28 @@ export interface MarketSummaryStore {
   failRefresh(error: string): Promise<void>;
   /** Whether another refresh holds the lease at `now`. */
   refreshRunning(now: Date): Promise<boolean>;
+}
+
+/** Which tenant each identity (provider, subject) belongs to. */
+export interface IdentityLinkStore {
+  find(provider: string, subject: string): Promise<IdentityLink | null>;
+  /** Adds the link unless the identity is linked already (then false, and nothing changes). */
+  add(link: IdentityLink): Promise<boolean>;
+}
+
+/** Device flows begun here, found by the digest of their device code. */
+export interface DeviceFlowStore {
+  add(flow: DeviceFlow): Promise<void>;
+  /** Locked until the transaction ends, so one poll at a time decides the flow. */
+  lockByDigest(deviceCodeDigest: string): Promise<DeviceFlow | null>;
+  update(flow: DeviceFlow): Promise<void>;
+}
+
+/** Failed sign-ins and code tries per email, counted across replicas. */
+export interface AuthFailureStore {
+  record(emailKey: string, kind: 'password' | 'code', at: Date): Promise<void>;
+  /** How many since `since`, and the oldest of them (when the window frees a slot). */
+  since(emailKey: string, kind: 'password' | 'code', since: Date): Promise<{ count: number; oldest: Date | null }>;
+  /** Forgets failures older than `before` (of every email). */
+  prune(before: Date): Promise<void>;
 }

@@ -2,7 +2,8 @@ import { DomainError, invalidInput, notFound } from '../errors.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
-import type { Storage } from '../ports/storage.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import { SCOPES } from './scopes.ts';
 import { BOOTSTRAP_SECRET_LIFETIME_MS, type Tenant } from './tenant.ts';
 import { administers, isActive, maxRentalHours, remainingCents, type Token } from './token.ts';
 import { childTokenTerms, rootTokenTerms, type TokenRequest, type TokenTerms } from './token-terms.ts';
@@ -10,6 +11,8 @@ import { TokenCache } from './token-cache.ts';
 
 export const TOKEN_SECRET_PREFIX = 'gcp';
 const BOOTSTRAP_SECRET_PREFIX = 'gcpboot';
+/** A console session lasts 30 days (SPEC.md Limits). */
+export const SESSION_LIFETIME_MS = 30 * 24 * 3_600_000;
 
 /** How a caller proves it may issue a token. */
 export type IssuingCredential =
@@ -131,6 +134,7 @@ export class TenancyService {
       const token: Token = {
         ...secret.ids,
         tenantId,
+        kind: 'api',
         ...terms,
         committedCents: 0,
         parentId: ancestry.at(-1) ?? null,
@@ -141,6 +145,42 @@ export class TenancyService {
       await uow.tokens.add(token);
       return { token, secret: secret.bearer };
     });
+  }
+
+  /**
+   * A person's console session (DESIGN.md §11), inside the caller's transaction: a token of the tenant with
+   * every scope and no cap, expiring SESSION_LIFETIME after issue; like a root token it administers the
+   * whole tenant, and it is listed and revoked like any token (sign-out revokes itself).
+   */
+  async issueSession(uow: UnitOfWork, tenantId: string, now: Date): Promise<IssuedToken> {
+    const secret = this.newTokenSecret();
+    const token: Token = {
+      ...secret.ids,
+      tenantId,
+      kind: 'session',
+      name: 'console session',
+      scopes: [...SCOPES],
+      spendLimitCents: null,
+      committedCents: 0,
+      maxRentalHours: null,
+      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
+      parentId: null,
+      ancestorIds: [],
+      createdAt: now,
+      revokedAt: null,
+    };
+    await uow.tokens.add(token);
+    return { token, secret: secret.bearer };
+  }
+
+  /**
+   * A tenant made for a person who signed in for the first time, inside the caller's transaction. It
+   * needs no bootstrap secret (the sign-in is the credential), so its secret is stored as already used.
+   */
+  async provisionTenant(uow: UnitOfWork, name: string, now: Date): Promise<Tenant> {
+    const tenant: Tenant = { id: this.ids.newId('ten'), name: name.trim() || 'tenant', createdAt: now };
+    await uow.tenants.add(tenant, { tenantId: tenant.id, digest: this.secrets.digest(this.secrets.newSecret(BOOTSTRAP_SECRET_PREFIX)), expiresAt: now, usedAt: now });
+    return tenant;
   }
 
   async describe(caller: Token): Promise<TokenView> {

@@ -1,9 +1,13 @@
 import type { Cents } from '../money.ts';
 import type { Scope } from './scopes.ts';
 
+/** `api`: issued by POST /v1/tokens (agents, scripts); `session`: a person's console session from a sign-in. */
+export type TokenKind = 'api' | 'session';
+
 export interface Token {
   id: string;
   tenantId: string;
+  kind: TokenKind;
   name: string | null;
   scopes: Scope[];
   /** The token's own cap on commitments; null = no cap of its own. */

@@ -21,6 +21,7 @@ const tokenFor = (tenantId: string, over: Partial<Token> = {}): Token => ({
   createdAt: at('2026-11-21T00:00:00Z'),
   revokedAt: null,
   secretDigest: 'digest',
+  kind: 'api',
   ...over,
 });
 

@@ -6,6 +6,7 @@ export const TokenEntity = defineEntity({
   properties: {
     id: p.string().primary().columnType('text'),
     tenantId: p.string().columnType('text').index('tokens_tenant_id_index'),
+    kind: p.string().columnType('text').default('api'),
     name: p.string().columnType('text').nullable(),
     scopes: p.array().columnType('text[]'),
     spendLimitCents: p.bigint('number').nullable(),

@@ -1,7 +1,7 @@
 import { LockMode, type EntityManager, type InferEntity } from '@mikro-orm/sql';
 import type { TokenStore } from '../../../core/ports/storage.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
-import type { Token } from '../../../core/tenancy/token.ts';
+import type { Token, TokenKind } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
 
 type TokenRow = InferEntity<typeof TokenEntity>;
@@ -9,6 +9,7 @@ type TokenRow = InferEntity<typeof TokenEntity>;
 const toToken = (row: TokenRow): Token => ({
   id: row.id,
   tenantId: row.tenantId,
+  kind: row.kind as TokenKind,
   name: row.name ?? null,
   scopes: row.scopes as Scope[],
   spendLimitCents: row.spendLimitCents ?? null,

@@ -34,6 +34,7 @@ export const TokenCreate = z
 
 const tokenFields = {
   id: z.string(),
+  kind: z.enum(['api', 'session']).meta({ description: 'api: from POST /v1/tokens; session: a person\'s console session from a sign-in (30 days).' }),
   name: z.string().nullable(),
   scopes: z.array(scope),
   spend_limit_cents: z.int().nullable(),
@@ -65,6 +66,7 @@ export const TokenIdParams = z.object({ token_id: resourceId('tok') });
 
 export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
   id: token.id,
+  kind: token.kind,
   name: token.name,
   scopes: token.scopes,
   spend_limit_cents: token.spendLimitCents,

@@ -1,0 +1,86 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { DeviceFlow, DeviceFlowStatus, IdentityLink } from '../../../core/identity/links.ts';
+import type { AuthFailureStore, DeviceFlowStore, IdentityLinkStore } from '../../../core/ports/storage.ts';
+import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
+
+export class MikroIdentityLinkStore implements IdentityLinkStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async find(provider: string, subject: string): Promise<IdentityLink | null> {
+    const [row] = await this.em.execute<Row[]>(`select provider, subject, tenant_id, email, created_at from identity_links where provider = ? and subject = ?`, [provider, subject]);
+    return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
+  }
+
+  async add(link: IdentityLink): Promise<boolean> {
+    // a concurrent insert of the same identity waits for the other transaction, then adds nothing
+    const rows = await this.em.execute<Row[]>(
+      `insert into identity_links (provider, subject, tenant_id, email, created_at) values (?, ?, ?, ?, ?) on conflict do nothing returning provider`,
+      [link.provider, link.subject, link.tenantId, link.email, link.createdAt],
+    );
+    return rows.length === 1;
+  }
+}
+
+const FLOW_COLUMNS = 'id, provider, device_code_digest, status, interval_seconds, expires_at, last_polled_at, tenant_id, created_at';
+
+const toFlow = (row: Row): DeviceFlow => ({
+  id: String(row.id),
+  provider: String(row.provider),
+  deviceCodeDigest: String(row.device_code_digest),
+  status: row.status as DeviceFlowStatus,
+  intervalSeconds: num(row.interval_seconds),
+  expiresAt: date(row.expires_at),
+  lastPolledAt: dateOrNull(row.last_polled_at),
+  tenantId: textOrNull(row.tenant_id),
+  createdAt: date(row.created_at),
+});
+
+export class MikroDeviceFlowStore implements DeviceFlowStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async add(f: DeviceFlow): Promise<void> {
+    await this.em.execute(`insert into device_flows (${FLOW_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      f.id, f.provider, f.deviceCodeDigest, f.status, f.intervalSeconds, f.expiresAt, f.lastPolledAt, f.tenantId, f.createdAt,
+    ]);
+  }
+
+  async lockByDigest(digest: string): Promise<DeviceFlow | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${FLOW_COLUMNS} from device_flows where device_code_digest = ? for update`, [digest]);
+    return row ? toFlow(row) : null;
+  }
+
+  async update(f: DeviceFlow): Promise<void> {
+    await this.em.execute(`update device_flows set status = ?, interval_seconds = ?, last_polled_at = ?, tenant_id = ? where id = ?`, [
+      f.status, f.intervalSeconds, f.lastPolledAt, f.tenantId, f.id,
+    ]);
+  }
+}
+
+export class MikroAuthFailureStore implements AuthFailureStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async record(emailKey: string, kind: 'password' | 'code', at: Date): Promise<void> {
+    await this.em.execute(`insert into auth_failures (email_key, kind, at) values (?, ?, ?)`, [emailKey, kind, at]);
+  }
+
+  async since(emailKey: string, kind: 'password' | 'code', since: Date): Promise<{ count: number; oldest: Date | null }> {
+    const [row] = await this.em.execute<Row[]>(`select count(*) as n, min(at) as oldest from auth_failures where email_key = ? and kind = ? and at > ?`, [emailKey, kind, since]);
+    return { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null };
+  }
+
+  async prune(before: Date): Promise<void> {
+    await this.em.execute(`delete from auth_failures where at <= ?`, [before]);
+  }
+}

@@ -1,0 +1,322 @@
+import { DomainError, notFound, rateLimited, upstreamUnavailable } from '../errors.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { CodeHost, DeviceStart } from '../ports/code-host.ts';
+import type { Ids, Secrets } from '../ports/ids.ts';
+import type { CodeSent, Identity, IdentityRef } from '../ports/identity.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import type { TenancyService } from '../tenancy/tenancy-service.ts';
+import type { DeviceFlow } from './links.ts';
+import type { Token } from '../tenancy/token.ts';
+
+export interface SignInSettings {
+  /** Failed sign-ins (and, apart, failed code tries) one email may have within the window before 429. */
+  failureLimit: number;
+  failureWindowMs: number;
+}
+
+/** A console session handed to a person: the bearer secret (shown once) and where it leads. */
+export interface Session {
+  secret: string;
+  token: Token;
+  tenantId: string;
+  expiresAt: Date;
+  /** The identity was linked to the caller's tenant by this call (a bearer with manage was sent). */
+  linked: boolean;
+}
+
+export type SignInResult = { status: 'signed_in'; session: Session } | { status: 'new_password_required'; session: string };
+
+export type DevicePollResult =
+  | { status: 'pending' | 'slow_down' | 'expired' | 'denied'; interval: number }
+  | { status: 'complete'; interval: number; session: Session };
+
+export interface Invited {
+  email: string;
+  tenantId: string;
+  status: 'invited';
+}
+
+const emailKey = (email: string): string => email.trim().toLowerCase();
+
+/** An identity found to belong elsewhere while linking: the transaction is rolled back and re-read. */
+class LinkedMeanwhile extends Error {}
+
+/**
+ * Sign-in (DESIGN.md §11): every successful sign-in, code exchange or device flow ends in
+ * link-or-provision and a console session. Without a bearer, a known identity signs in to its tenant and
+ * an unknown one provisions a fresh tenant; with a bearer holding `manage`, the identity is linked to the
+ * caller's tenant (an identity linked to another tenant: 409). The identity provider proves who the person
+ * is; this service decides which tenant that is, and throttles failures per email across replicas.
+ */
+export class SignInService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly secrets: Secrets;
+  private readonly tenancy: TenancyService;
+  private readonly identity: Identity;
+  private readonly codeHost: CodeHost | null;
+  private readonly settings: SignInSettings;
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tenancy: TenancyService; identity: Identity; codeHost: CodeHost | null; settings: SignInSettings }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.secrets = deps.secrets;
+    this.tenancy = deps.tenancy;
+    this.identity = deps.identity;
+    this.codeHost = deps.codeHost;
+    this.settings = deps.settings;
+  }
+
+  /** AuthConfigOut: the identity provider's public settings (never a secret). */
+  config(): { idp: Record<string, unknown> } {
+    return { idp: this.identity.publicConfig() };
+  }
+
+  get identityProvider(): string {
+    return this.identity.name;
+  }
+
+  signUp(email: string, password: string): Promise<CodeSent> {
+    return this.idp('sign up', () => this.identity.signUp(email, password));
+  }
+
+  resendCode(email: string): Promise<CodeSent> {
+    return this.idp('send a code', () => this.identity.resendCode(email));
+  }
+
+  forgotPassword(email: string): Promise<CodeSent> {
+    return this.idp('send a code', () => this.identity.forgotPassword(email));
+  }
+
+  confirmEmail(email: string, code: string): Promise<void> {
+    return this.codeTry(email, () => this.idp('confirm the email', () => this.identity.confirmEmail(email, code)));
+  }
+
+  resetPassword(email: string, code: string, newPassword: string): Promise<void> {
+    return this.codeTry(email, () => this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword)));
+  }
+
+  /** Email and password: a session, or the new-password step of an invited user. */
+  async signIn(caller: Token | null, email: string, password: string): Promise<SignInResult> {
+    this.mayLink(caller);
+    const outcome = await this.checkPassword(email, password);
+    if (outcome.kind === 'new_password_required') return { status: 'new_password_required', session: outcome.session };
+    return { status: 'signed_in', session: await this.linkOrProvision(caller, outcome.identity) };
+  }
+
+  /**
+   * The password check alone, throttled per email: the hosted sign-in page uses it before it hands out an
+   * authorization code. After `failureLimit` failures within the window the email answers 429 until the
+   * window frees a slot, even with the right password.
+   */
+  async checkPassword(email: string, password: string) {
+    await this.throttle(email, 'password');
+    try {
+      return await this.idp('sign in', () => this.identity.signIn(email, password));
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'INVALID_CREDENTIALS') await this.recordFailure(email, 'password');
+      throw error;
+    }
+  }
+
+  async completeNewPassword(caller: Token | null, email: string, session: string, newPassword: string): Promise<Session> {
+    this.mayLink(caller);
+    const identity = await this.idp('set the new password', () => this.identity.completeNewPassword(email, session, newPassword));
+    return this.linkOrProvision(caller, identity);
+  }
+
+  /** A hosted sign-in page's authorization code, for a session. */
+  async exchange(caller: Token | null, request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<Session> {
+    this.mayLink(caller);
+    const identity = await this.idp('exchange the code', () => this.identity.exchangeCode(request));
+    return this.linkOrProvision(caller, identity);
+  }
+
+  /** An operator's invitation: the user exists now (temporary password mailed) and belongs to the tenant. */
+  async invite(email: string, tenantId: string | null): Promise<Invited> {
+    if (tenantId !== null) {
+      const tenant = await this.storage.read((uow) => uow.tenants.get(tenantId));
+      if (!tenant) throw notFound(`tenant ${tenantId}`);
+    }
+    const identity = await this.idp('invite', () => this.identity.invite(email));
+    const linked = await this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      const target = tenantId ?? (await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now)).id;
+      await uow.identities.add({ provider: identity.provider, subject: identity.subject, tenantId: target, email: identity.email, createdAt: now });
+      return target;
+    });
+    return { email: identity.email ?? email, tenantId: linked, status: 'invited' };
+  }
+
+  // ---- the device flow ------------------------------------------------------------------------------
+
+  async startDevice(): Promise<DeviceStart> {
+    const host = this.requireCodeHost();
+    let start: DeviceStart;
+    try {
+      start = await host.startDevice();
+    } catch (error) {
+      throw upstreamUnavailable(`${host.name} did not start a device flow`, error, 'try again shortly');
+    }
+    const now = this.clock.now();
+    await this.storage.transaction((uow) =>
+      uow.deviceFlows.add({
+        id: this.ids.newId('dfl'),
+        provider: host.name,
+        deviceCodeDigest: this.secrets.digest(start.deviceCode),
+        status: 'pending',
+        intervalSeconds: Math.max(1, start.interval),
+        expiresAt: new Date(now.getTime() + start.expiresIn * 1000),
+        lastPolledAt: null,
+        tenantId: null,
+        createdAt: now,
+      }),
+    );
+    return start;
+  }
+
+  /**
+   * One poll of a device flow. A poll sooner than the interval answers slow_down (and the interval grows
+   * by 5 s, as RFC 8628 says) without asking the code host; a flow that completed, expired or was denied
+   * answers `expired` (or `denied`) for ever after, so one device code signs in once: twenty parallel polls
+   * of a completed code make one tenant.
+   */
+  async pollDevice(caller: Token | null, deviceCode: string): Promise<DevicePollResult> {
+    const host = this.requireCodeHost();
+    this.mayLink(caller);
+    const digest = this.secrets.digest(deviceCode);
+    const gate = await this.storage.transaction(async (uow): Promise<{ answer: DevicePollResult } | { flow: DeviceFlow }> => {
+      const flow = await uow.deviceFlows.lockByDigest(digest);
+      const now = this.clock.now();
+      if (!flow || flow.provider !== host.name) return { answer: { status: 'expired' as const, interval: 5 } };
+      if (flow.status !== 'pending') return { answer: { status: flow.status === 'denied' ? ('denied' as const) : ('expired' as const), interval: flow.intervalSeconds } };
+      if (now.getTime() >= flow.expiresAt.getTime()) {
+        await uow.deviceFlows.update({ ...flow, status: 'expired' });
+        return { answer: { status: 'expired' as const, interval: flow.intervalSeconds } };
+      }
+      if (flow.lastPolledAt && now.getTime() - flow.lastPolledAt.getTime() < flow.intervalSeconds * 1000) {
+        const slower = { ...flow, intervalSeconds: flow.intervalSeconds + 5, lastPolledAt: now };
+        await uow.deviceFlows.update(slower);
+        return { answer: { status: 'slow_down' as const, interval: slower.intervalSeconds } };
+      }
+      await uow.deviceFlows.update({ ...flow, lastPolledAt: now });
+      return { flow };
+    });
+    if ('answer' in gate) return gate.answer;
+    const polled = await host.pollDevice(deviceCode).catch((error: unknown) => {
+      throw upstreamUnavailable(`${host.name} did not answer the poll`, error, 'poll again after the interval');
+    });
+    if (polled.status === 'pending') return { status: 'pending', interval: gate.flow.intervalSeconds };
+    return this.storage.transaction(async (uow): Promise<DevicePollResult> => {
+      const flow = await uow.deviceFlows.lockByDigest(digest);
+      if (!flow || flow.status !== 'pending') return { status: 'expired', interval: gate.flow.intervalSeconds };
+      if (polled.status === 'slow_down') {
+        const interval = Math.max(polled.interval, flow.intervalSeconds);
+        await uow.deviceFlows.update({ ...flow, intervalSeconds: interval });
+        return { status: 'slow_down', interval };
+      }
+      if (polled.status !== 'complete') {
+        await uow.deviceFlows.update({ ...flow, status: polled.status });
+        return { status: polled.status, interval: flow.intervalSeconds };
+      }
+      const session = await this.linkIn(uow, caller, polled.identity);
+      await uow.deviceFlows.update({ ...flow, status: 'complete', tenantId: session.tenantId });
+      return { status: 'complete', interval: flow.intervalSeconds, session };
+    });
+  }
+
+  // ---- link-or-provision ----------------------------------------------------------------------------
+
+  /** Links or provisions in a transaction of its own; a race with another first sign-in is re-read once. */
+  private async linkOrProvision(caller: Token | null, identity: IdentityRef): Promise<Session> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.storage.transaction((uow) => this.linkIn(uow, caller, identity));
+      } catch (error) {
+        if (!(error instanceof LinkedMeanwhile) || attempt > 0) throw error;
+      }
+    }
+  }
+
+  private async linkIn(uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<Session> {
+    const now = this.clock.now();
+    const existing = await uow.identities.find(identity.provider, identity.subject);
+    let tenantId: string;
+    let linked = false;
+    if (caller) {
+      if (existing && existing.tenantId !== caller.tenantId) {
+        throw new DomainError('CONFLICT', `this ${identity.provider} identity is linked to another tenant; sign in without a bearer to use that tenant`);
+      }
+      if (!existing && !(await uow.identities.add({ ...linkOf(identity, caller.tenantId), createdAt: now }))) throw new LinkedMeanwhile();
+      tenantId = caller.tenantId;
+      linked = true;
+    } else if (existing) {
+      tenantId = existing.tenantId;
+    } else {
+      const tenant = await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
+      if (!(await uow.identities.add({ ...linkOf(identity, tenant.id), createdAt: now }))) throw new LinkedMeanwhile();
+      tenantId = tenant.id;
+    }
+    const issued = await this.tenancy.issueSession(uow, tenantId, now);
+    return { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked };
+  }
+
+  /** With a bearer, signing in links the identity to the caller's tenant, which needs manage (403 first). */
+  private mayLink(caller: Token | null): void {
+    if (caller && !caller.scopes.includes('manage')) {
+      throw new DomainError('SCOPE_REQUIRED', 'linking an identity to your tenant needs a token with the manage scope; sign in without a bearer to reach the identity\'s own tenant');
+    }
+  }
+
+  /** An identity provider's expected outcomes pass as they are; anything else is an outage (503). */
+  private async idp<T>(what: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      throw upstreamUnavailable(`the identity provider (${this.identity.name}) could not ${what}`, error, 'try again shortly');
+    }
+  }
+
+  private requireCodeHost(): CodeHost {
+    if (!this.codeHost) throw new DomainError('CONFLICT', 'device sign-in is not configured on this server; an operator sets GITHUB_CLIENT_ID to enable GitHub');
+    return this.codeHost;
+  }
+
+  // ---- throttling -----------------------------------------------------------------------------------
+
+  private async codeTry(email: string, work: () => Promise<void>): Promise<void> {
+    await this.throttle(email, 'code');
+    try {
+      await work();
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'INVALID_INPUT' && error.problems.some((p) => p.loc.at(-1) === 'code')) await this.recordFailure(email, 'code');
+      throw error;
+    }
+  }
+
+  private async throttle(email: string, kind: 'password' | 'code'): Promise<void> {
+    const now = this.clock.now();
+    const windowStart = new Date(now.getTime() - this.settings.failureWindowMs);
+    const { count, oldest } = await this.storage.read((uow) => uow.authFailures.since(emailKey(email), kind, windowStart));
+    if (count < this.settings.failureLimit || !oldest) return;
+    const seconds = (oldest.getTime() + this.settings.failureWindowMs - now.getTime()) / 1000;
+    throw rateLimited(kind === 'password' ? 'too many failed sign-ins for this email' : 'too many wrong codes for this email', seconds);
+  }
+
+  private async recordFailure(email: string, kind: 'password' | 'code'): Promise<void> {
+    const now = this.clock.now();
+    await this.storage.transaction(async (uow) => {
+      await uow.authFailures.prune(new Date(now.getTime() - this.settings.failureWindowMs));
+      await uow.authFailures.record(emailKey(email), kind, now);
+    });
+  }
+}
+
+const linkOf = (identity: IdentityRef, tenantId: string) => ({ provider: identity.provider, subject: identity.subject, tenantId, email: identity.email });
+
+/** A new tenant is named after the person's address, or their provider when it gave none. */
+const tenantNameFor = (identity: IdentityRef): string => identity.email ?? `${identity.provider} user ${identity.subject}`;
+
