@@ -2,13 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
-import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
-import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
 import type { Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
+import { initPgliteDirectory, pgliteStartParams } from './pglite.ts';
 import { MikroAccountStore } from './stores/account-store.ts';
 import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
@@ -40,19 +39,26 @@ const baseOptions = (): Partial<Options> => ({
   allowGlobalContext: false,
 });
 
+// each driver is loaded only when used: a PostgreSQL server never loads PGlite, and the other way round
 async function openOrm(target: StorageTarget): Promise<MikroORM> {
   if (target.kind === 'postgres') {
+    const { MikroORM: PostgresMikroORM } = await import('@mikro-orm/postgresql');
     return (await PostgresMikroORM.init({
       ...baseOptions(),
       clientUrl: target.url,
       pool: { min: 0, max: target.poolSize ?? 10 },
     } as Options)) as unknown as MikroORM;
   }
+  const { MikroORM: PgliteMikroORM } = await import('@mikro-orm/pglite');
   const inMemory = target.dataDir.startsWith('memory:');
-  if (!inMemory) mkdirSync(resolve(target.dataDir), { recursive: true });
+  if (!inMemory) {
+    mkdirSync(resolve(target.dataDir), { recursive: true });
+    await initPgliteDirectory(resolve(target.dataDir));
+  }
   return (await PgliteMikroORM.init({
     ...baseOptions(),
     dbName: inMemory ? target.dataDir : resolve(target.dataDir),
+    driverOptions: { startParams: await pgliteStartParams() },
   } as Options)) as unknown as MikroORM;
 }
 
