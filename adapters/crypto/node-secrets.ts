@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Ids, Secrets } from '../../core/ports/ids.ts';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -35,7 +35,8 @@ export class NodeSecrets implements Secrets {
   }
 
   digest(secret: string): string {
-    return createHash('sha256').update(secret, 'utf8').digest('hex');
+    // one-shot: no Hash object per call (a bearer is digested on every authenticated request)
+    return hash('sha256', secret, 'hex');
   }
 
   sameDigest(a: string, b: string): boolean {

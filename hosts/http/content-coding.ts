@@ -29,7 +29,22 @@ function weights(header: string): Map<string, number> {
  * nothing we have is acceptable, the answer is sent as is.
  */
 export function negotiateCoding(acceptEncoding: string | undefined): Coding {
-  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return 'identity';
+  if (acceptEncoding === undefined) return 'identity';
+  let coding = negotiated.get(acceptEncoding);
+  if (coding === undefined) {
+    coding = negotiate(acceptEncoding);
+    if (negotiated.size >= HEADERS_KEPT) negotiated.delete(negotiated.keys().next().value!);
+    negotiated.set(acceptEncoding, coding);
+  }
+  return coding;
+}
+
+/** Clients send a handful of different Accept-Encoding values: each is read once. */
+const HEADERS_KEPT = 256;
+const negotiated = new Map<string, Coding>();
+
+function negotiate(acceptEncoding: string): Coding {
+  if (acceptEncoding.trim() === '') return 'identity';
   const listed = weights(acceptEncoding);
   const other = listed.get('*') ?? 0;
   const br = listed.get('br') ?? other;

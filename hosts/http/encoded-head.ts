@@ -123,14 +123,18 @@ function brotliHead(head: Buffer): EncodedHead {
  */
 export class EncodedHeads<Answer extends object> {
   private readonly render: (answer: Answer) => readonly Buffer[];
-  private readonly entries = new WeakMap<Answer, { parts: readonly Buffer[]; encoded: Partial<Record<Coding, EncodedHead>> }>();
+  private readonly entries = new WeakMap<Answer, { parts: readonly Buffer[]; encoded: Partial<Record<Coding, { head: EncodedHead; tail: string; body: Buffer[] }>> }>();
   private scratch = Buffer.allocUnsafe(64 * 1024);
 
   constructor(render: (answer: Answer) => readonly Buffer[]) {
     this.render = render;
   }
 
-  /** The whole body in `coding`, the answer's head then `tail`, as chunks to write in turn. */
+  /**
+   * The whole body in `coding`, the answer's head then `tail`, as chunks to write in turn. The chunks of the
+   * last tail are kept per coding: the tail changes once a second, and until then an answer is the same
+   * chunks (written, never changed).
+   */
   body(answer: Answer, coding: Coding, tail: string): Buffer[] {
     let entry = this.entries.get(answer);
     if (!entry) {
@@ -139,10 +143,14 @@ export class EncodedHeads<Answer extends object> {
     }
     let encoded = entry.encoded[coding];
     if (!encoded) {
-      encoded = encodeHead(coding === 'identity' ? kept(entry.parts) : this.gather(entry.parts), coding);
+      const head = encodeHead(coding === 'identity' ? kept(entry.parts) : this.gather(entry.parts), coding);
+      encoded = { head, tail, body: head.finish(Buffer.from(tail)) };
       entry.encoded[coding] = encoded;
+    } else if (encoded.tail !== tail) {
+      encoded.tail = tail;
+      encoded.body = encoded.head.finish(Buffer.from(tail));
     }
-    return encoded.finish(Buffer.from(tail));
+    return encoded.body;
   }
 
   /** The parts one after another in the scratch buffer, valid until the next call. */

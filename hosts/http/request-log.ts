@@ -63,8 +63,8 @@ export function requestLog(logger: Logger): RequestHandler {
       const logged = res as Logged;
       logged[STARTED] = Date.now();
       logged[ID] = lastId = (lastId + 1) & 0x7fffffff;
-      // 'close' comes once, after 'finish' for a finished answer and alone for an aborted one
-      res.once('close', write);
+      // 'close' comes once, after 'finish' for a finished answer and alone for an aborted one (`on`: no wrapper)
+      res.on('close', write);
     }
     next();
   };

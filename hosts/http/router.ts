@@ -54,6 +54,39 @@ interface Match {
 
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
+/** Parsed queries kept per route: many callers send the same few (`?limit=20`, a dashboard's filters). */
+const QUERIES_KEPT = 1_024;
+
+const deepFreeze = <T>(value: T): T => {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+};
+
+/**
+ * A route's query as its schema reads it, parsed once per query text: the parse is a pure function of the
+ * text (Express's query parser, then the schema), and a query sent again costs a map lookup instead of both.
+ * What is kept is frozen, so a handler that tried to change a shared query would fail its tests, not
+ * leak into another request. Refused queries are not kept: they throw each time.
+ */
+function queryParser(route: RouteDef): (req: Request) => unknown {
+  const schema = route.query!;
+  const kept = new Map<string, unknown>();
+  return (req) => {
+    const at = req.url.indexOf('?');
+    const text = at < 0 ? '' : req.url.slice(at + 1);
+    let query = kept.get(text);
+    if (query === undefined) {
+      query = deepFreeze(parsePart(schema, req.query, 'query'));
+      if (kept.size >= QUERIES_KEPT) kept.delete(kept.keys().next().value!);
+      kept.set(text, query);
+    }
+    return query;
+  };
+}
+
 /**
  * Finds the route for a method and path with Express's rules: routes in table order, the first whose path
  * matches and that answers the method wins; a matching path whose parameter cannot be decoded is a 400 even
@@ -102,6 +135,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
   const limiters = rateLimiters(deps.rateLimits);
   const methodsOf = allowedMethods(routes);
   const find = routeFinder(routes);
+  const queryOf = new Map(routes.filter((route) => route.query).map((route) => [route, queryParser(route)]));
   const operatorKeyOf = operatorKeyMatcher(deps.operatorKeys);
   const operatorKeyRefused =
     deps.operatorKeys.length === 0
@@ -161,7 +195,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
     if (route.body) await readBody(req, res);
     // a part the route does not read is not checked either: `?utm=1&utm=2` on a route without a query is ignored
     const params = route.params ? parsePart(route.params, rawParams, 'path') : {};
-    const query = route.query ? parsePart(route.query, req.query, 'query') : {};
+    const query = queryOf.get(route)?.(req) ?? {};
     const rawBody = req.body === undefined && route.bodyOptional ? {} : req.body;
     const body = route.body ? parsePart(route.body, rawBody, 'body') : undefined;
     const result = await route.handle({ params, query, body, caller: admitted.caller, req, res });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MarketGroup, MarketService } from '../../../core/market/market-service.ts';
+import type { MarketGroup, MarketService, ProviderReport, SearchResult } from '../../../core/market/market-service.ts';
 import type { MarketNode } from '../../../core/market/node.ts';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
@@ -23,6 +23,21 @@ import {
 const NODES_OPEN = Buffer.from('{"nodes":[');
 const COMMA = Buffer.from(',');
 const LIST_CLOSE = Buffer.from('],');
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, i) => item === b[i]);
+
+const sameReport = (a: ProviderReport, b: ProviderReport): boolean =>
+  a.provider === b.provider &&
+  a.ok === b.ok &&
+  a.error === b.error &&
+  a.snapshotAgeSeconds === b.snapshotAgeSeconds &&
+  a.fetchedAt?.getTime() === b.fetchedAt?.getTime() &&
+  a.count === b.count &&
+  sameList(a.ignoredFilters, b.ignoredFilters);
+
+/** Whether two searches would write the same text after their nodes. */
+const sameTail = (a: SearchResult, b: SearchResult): boolean =>
+  a.total === b.total && sameList(a.ignoredFilters, b.ignoredFilters) && a.providers.length === b.providers.length && a.providers.every((report, i) => sameReport(report, b.providers[i]!));
 
 export function marketRoutes(market: MarketService, summary: MarketSummaryService, rentals: RentalService): RouteDef[] {
   // The market caches its answers per snapshot. The JSON of an answer's nodes (or groups) opens the body and
@@ -50,6 +65,22 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
   const statusOut = (report: Parameters<typeof providerStatusOut>[0]) =>
     providerStatusOut(report, market.feed(report.provider)?.provider.extraFilterKeys ?? []);
 
+  // The text after a search's nodes changes when a snapshot's age ticks (once a second), not per request:
+  // kept per cached answer (its node list) with what it was made from, and made again when that differs.
+  const searchTails = new WeakMap<readonly MarketNode[], { from: SearchResult; text: string }>();
+  const searchTail = (result: SearchResult): string => {
+    const kept = searchTails.get(result.nodes);
+    if (kept && sameTail(kept.from, result)) return kept.text;
+    const text = JSON.stringify({
+      total: result.total,
+      providers: result.providers.map(statusOut),
+      ignored_filters: result.ignoredFilters,
+      rentals_open: market.settings.rentalsOpen,
+    }).slice(1);
+    searchTails.set(result.nodes, { from: result, text });
+    return text;
+  };
+
   return [
     defineRoute({
       method: 'get',
@@ -62,14 +93,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       responses: [{ status: 200, description: 'Matching nodes, cheapest first', schema: GpuSearchOut }],
       async handle({ query, req }) {
         const result = await market.search(toMarketFilter(query), query.limit);
-        const rest = JSON.stringify({
-          total: result.total,
-          providers: result.providers.map(statusOut),
-          ignored_filters: result.ignoredFilters,
-          rentals_open: market.settings.rentalsOpen,
-        });
-        const coding = negotiateCoding(req.get('accept-encoding'));
-        return { status: 200, raw: { contentType: 'application/json', coding, chunks: nodeHeads.body(result.nodes, coding, rest.slice(1)) } };
+        const coding = negotiateCoding(req.headers['accept-encoding']);
+        return { status: 200, raw: { contentType: 'application/json', coding, chunks: nodeHeads.body(result.nodes, coding, searchTail(result)) } };
       },
     }),
     defineRoute({
