@@ -452,9 +452,9 @@ export async function startFakeCognito(options: FakeCognitoOptions = {}): Promis
           : exception('UserNotFoundException', 'User does not exist.');
       }
       if (!user.enabled) return exception('NotAuthorizedException', 'User is disabled.');
-      // the password first: only its holder learns the account's state
-      if (!equalText(user.password, password)) return exception('NotAuthorizedException', 'Incorrect username or password.');
+      // as Cognito does (and calls intended): an unconfirmed account says so whatever the password
       if (user.status === 'UNCONFIRMED') return exception('UserNotConfirmedException', 'User is not confirmed.');
+      if (!equalText(user.password, password)) return exception('NotAuthorizedException', 'Incorrect username or password.');
       const challenge = challenges.shift();
       if (challenge) {
         return ok({ ChallengeName: challenge, Session: randomBytes(96).toString('base64'), ChallengeParameters: { USER_ID_FOR_SRP: user.sub } });
