@@ -5,6 +5,7 @@ import { Migration0004Payments } from './0004-payments.ts';
 import { Migration0005FailuresAndConflicts } from './0005-failures-and-conflicts.ts';
 import { Migration0006SandboxAndManualCheckouts } from './0006-sandbox-and-manual-checkouts.ts';
 import { Migration0007LaunchOutcomes } from './0007-launch-outcomes.ts';
+import { Migration0008BuiltinIdentity } from './0008-builtin-identity.ts';
 import { Migration0009IdentityLinksAndSessions } from './0009-identity-links-and-sessions.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -16,5 +17,6 @@ export const migrations = [
   { name: '0005-failures-and-conflicts', class: Migration0005FailuresAndConflicts },
   { name: '0006-sandbox-and-manual-checkouts', class: Migration0006SandboxAndManualCheckouts },
   { name: '0007-launch-outcomes', class: Migration0007LaunchOutcomes },
+  { name: '0008-builtin-identity', class: Migration0008BuiltinIdentity },
   { name: '0009-identity-links-and-sessions', class: Migration0009IdentityLinksAndSessions },
 ];

@@ -1,0 +1,247 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { DomainError, invalidInput } from '../../../core/errors.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../../../core/ports/identity.ts';
+import type { Mail, Mailer } from '../../../core/ports/mailer.ts';
+import { RandomIds } from '../../crypto/node-secrets.ts';
+import { addressOf, maskAddress, normalizeEmail } from './addresses.ts';
+import {
+  AUTHORIZATION_CODE_TTL_MS,
+  CLIENT_ID,
+  readAuthorizationRequest,
+  RedirectPolicy,
+  type AuthorizationRequest,
+} from './authorization-request.ts';
+import { CODE_FORM, CODE_TRIES, CODE_TTL_MS, newCode } from './codes.ts';
+import { alreadyRegisteredMail, confirmationMail, invitationMail, resetMail } from './mails.ts';
+import { checkPassword, hashSecret, matchesHash, needsRehash } from './passwords.ts';
+import type { BuiltinStore, CodePurpose, UserRecord, UserStatus } from './store.ts';
+import { digestOf, newOpaque, verifierMatches } from './tokens.ts';
+
+export const NEW_PASSWORD_SESSION_TTL_MS = 10 * 60_000;
+
+/** Called with a mail that could not be sent (it left in the background, after the request was answered). */
+export type MailErrorReporter = (error: unknown, mail: { to: string; subject: string }) => void;
+
+export interface BuiltinIdentityOptions {
+  store: BuiltinStore;
+  clock: Clock;
+  mailer: Mailer;
+  /** Where this server is reached: the hosted page's address, and an origin redirect URIs may use. */
+  publicUrl: string;
+  /** Further redirect URIs allowed, matched exactly (AUTH_REDIRECT_URIS). */
+  redirectUris?: readonly string[];
+  onMailError?: MailErrorReporter;
+}
+
+const WRONG_CREDENTIALS = 'wrong email or password; if you forgot the password, POST /v1/auth/forgot-password ({"email"}) mails a reset code';
+const NOT_CONFIRMED =
+  'this email address is not confirmed yet: send the 6-digit code we emailed to POST /v1/auth/confirm-email ({"email", "code"}); ' +
+  'POST /v1/auth/resend-code ({"email"}) mails a new code';
+const WRONG_CODE: Record<CodePurpose, string> = {
+  confirm: 'wrong, used or expired code (a code lasts 15 minutes and allows 5 tries); POST /v1/auth/resend-code ({"email"}) mails a new one',
+  reset: 'wrong, used or expired code (a code lasts 15 minutes and allows 5 tries); POST /v1/auth/forgot-password ({"email"}) mails a new one',
+};
+const WRONG_SESSION = 'the new-password session is unknown, used or expired (it lasts 10 minutes); sign in again with the temporary password';
+
+/** 20 characters from an alphabet without look-alikes, in groups of 4: about 99 random bits, easy to type. */
+const TEMPORARY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
+function temporaryPassword(): string {
+  const chars = Array.from({ length: 20 }, () => TEMPORARY_ALPHABET[randomInt(TEMPORARY_ALPHABET.length)]);
+  return chars.join('').replace(/(.{4})(?=.)/g, '$1-');
+}
+
+/**
+ * The embedded identity provider: people in our database (migration 0008), passwords and one-time codes
+ * hashed with argon2id, codes mailed through the Mailer. Every answer that could tell whether an address has
+ * an account (sign-up, resend, forgot, a wrong password) is the same for both and costs the same work.
+ * Mail leaves in the background, never awaited by the request: its timing reveals nothing either.
+ */
+export class BuiltinIdentity implements Identity {
+  readonly name = 'builtin';
+  private readonly store: BuiltinStore;
+  private readonly clock: Clock;
+  private readonly mailer: Mailer;
+  private readonly publicUrl: string;
+  private readonly redirects: RedirectPolicy;
+  private readonly onMailError: MailErrorReporter;
+  private readonly ids = new RandomIds();
+  private readonly sending = new Set<Promise<void>>();
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(options: BuiltinIdentityOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.mailer = options.mailer;
+    this.publicUrl = options.publicUrl.replace(/\/+$/, '');
+    this.redirects = new RedirectPolicy(this.publicUrl, options.redirectUris ?? []);
+    this.onMailError = options.onMailError ?? (() => {});
+  }
+
+  publicConfig(): Record<string, unknown> {
+    return { kind: 'builtin', authorize_url: `${this.publicUrl}/auth/authorize`, client_id: CLIENT_ID, code_challenge_method: 'S256' };
+  }
+
+  async signUp(email: string, password: string): Promise<CodeSent> {
+    const address = addressOf(email);
+    checkPassword(password, address, 'password');
+    const [passwordHash, code] = await Promise.all([hashSecret(password), newCode()]);
+    const now = this.clock.now();
+    const created = await this.store.addUser({ userId: this.ids.newId('usr'), email: address, passwordHash, status: 'unconfirmed' }, now);
+    // the same second statement either way: a new account gets its code; one still unconfirmed gets the new
+    // password and a new code (whoever confirms proves the mailbox and sets the password that was chosen
+    // last); a confirmed or invited one changes nothing and is told by mail that it exists
+    const codeFor = await this.store.putCode(address, ['unconfirmed'], this.codeRecord('confirm', code.hash, now), now, created ? undefined : passwordHash);
+    this.deliver(codeFor ? confirmationMail(address, code.code) : alreadyRegisteredMail(address));
+    return this.sent(address);
+  }
+
+  async confirmEmail(email: string, code: string): Promise<void> {
+    const userId = await this.checkCode(email, 'confirm', code);
+    if (!(await this.store.confirmWithCode(userId.userId, userId.codeHash, this.clock.now()))) throw invalidInput(['body', 'code'], WRONG_CODE.confirm);
+  }
+
+  async resendCode(email: string): Promise<CodeSent> {
+    return this.mailCode(addressOf(email), 'confirm', ['unconfirmed']);
+  }
+
+  async signIn(email: string, password: string): Promise<SignInOutcome> {
+    const user = await this.store.userByEmail(normalizeEmail(email));
+    // an unknown address costs one argon2id verification too, against a hash of nothing anyone knows
+    const matches = await matchesHash(user?.passwordHash ?? (await this.dummy()), password);
+    if (!user || !matches) throw new DomainError('INVALID_CREDENTIALS', WRONG_CREDENTIALS);
+    if (needsRehash(user.passwordHash)) await this.store.rehash(user.userId, user.passwordHash, await hashSecret(password));
+    switch (user.status) {
+      case 'unconfirmed':
+        throw new DomainError('CONFLICT', NOT_CONFIRMED);
+      case 'new_password_required': {
+        const session = newOpaque();
+        const now = this.clock.now();
+        await this.store.addPasswordSession(digestOf(session), user.userId, new Date(now.getTime() + NEW_PASSWORD_SESSION_TTL_MS), now);
+        return { kind: 'new_password_required', session };
+      }
+      case 'confirmed':
+        return { kind: 'signed_in', identity: this.ref(user) };
+    }
+  }
+
+  async completeNewPassword(email: string, session: string, newPassword: string): Promise<IdentityRef> {
+    const address = normalizeEmail(email);
+    checkPassword(newPassword, address, 'new_password');
+    const passwordHash = await hashSecret(newPassword);
+    const user = await this.store.completeNewPassword(address, digestOf(session), passwordHash, this.clock.now());
+    if (!user) throw new DomainError('INVALID_CREDENTIALS', WRONG_SESSION);
+    return this.ref(user);
+  }
+
+  async forgotPassword(email: string): Promise<CodeSent> {
+    return this.mailCode(addressOf(email), 'reset', ['unconfirmed', 'confirmed', 'new_password_required']);
+  }
+
+  async resetPassword(email: string, code: string, newPassword: string): Promise<void> {
+    checkPassword(newPassword, normalizeEmail(email), 'new_password');
+    const taken = await this.checkCode(email, 'reset', code);
+    const passwordHash = await hashSecret(newPassword);
+    if (!(await this.store.resetWithCode(taken.userId, taken.codeHash, passwordHash, this.clock.now()))) throw invalidInput(['body', 'code'], WRONG_CODE.reset);
+  }
+
+  async exchangeCode(request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<IdentityRef> {
+    const bound = request.code ? await this.store.takeAuthorizationCode(digestOf(request.code)) : null;
+    const refusedCode = invalidInput(['body', 'code'], 'unknown, used or expired authorization code (a code lasts 5 minutes and is used once); sign in again at the authorize_url of GET /v1/auth/config');
+    if (!bound || bound.expiresAt.getTime() <= this.clock.now().getTime()) throw refusedCode;
+    if (request.redirectUri !== bound.redirectUri) throw invalidInput(['body', 'redirect_uri'], 'must be the redirect_uri the sign-in page was opened with');
+    if (!request.codeVerifier || !verifierMatches(request.codeVerifier, bound.codeChallenge)) {
+      throw invalidInput(['body', 'code_verifier'], 'must be the PKCE code verifier whose S256 challenge the sign-in page was opened with');
+    }
+    const user = await this.store.userById(bound.userId);
+    if (!user || user.status !== 'confirmed') throw refusedCode;
+    return this.ref(user);
+  }
+
+  async invite(email: string): Promise<IdentityRef> {
+    const address = addressOf(email);
+    const temporary = temporaryPassword();
+    const user: UserRecord = { userId: this.ids.newId('usr'), email: address, passwordHash: await hashSecret(temporary), status: 'new_password_required' };
+    if (!(await this.store.addUser(user, this.clock.now()))) {
+      throw new DomainError('CONFLICT', `${address} already has an account; its owner can sign in, or reset the password with POST /v1/auth/forgot-password`);
+    }
+    this.deliver(invitationMail(address, temporary));
+    return this.ref(user);
+  }
+
+  /** Checks the query of the hosted sign-in page (GET /auth/authorize): the request, or what is wrong with it. */
+  authorizationRequest(query: Record<string, unknown>): { request: AuthorizationRequest } | { problem: string } {
+    return readAuthorizationRequest(query, this.redirects);
+  }
+
+  /** An authorization code for a person the hosted page signed in: single use, 5 minutes, bound to the request. */
+  async issueAuthorizationCode(identity: IdentityRef, request: AuthorizationRequest): Promise<string> {
+    if (identity.provider !== this.name) throw new Error(`the built-in sign-in page cannot issue a code for a ${identity.provider} identity`);
+    if (!this.redirects.allows(request.redirectUri)) throw new Error('redirect URI not allowed');
+    const code = newOpaque();
+    const now = this.clock.now();
+    await this.store.addAuthorizationCode(
+      digestOf(code),
+      { userId: identity.subject, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, expiresAt: new Date(now.getTime() + AUTHORIZATION_CODE_TTL_MS) },
+      now,
+    );
+    return code;
+  }
+
+  /** Resolves once every mail handed to the mailer so far has left or failed (tests, a graceful stop). */
+  async idle(): Promise<void> {
+    while (this.sending.size > 0) await Promise.all([...this.sending]);
+  }
+
+  private ref(user: UserRecord): IdentityRef {
+    return { provider: this.name, subject: user.userId, email: user.email };
+  }
+
+  private sent(address: string): CodeSent {
+    return { destination: maskAddress(address) };
+  }
+
+  private codeRecord(purpose: CodePurpose, hash: string, now: Date) {
+    return { purpose, hash, tries: CODE_TRIES, expiresAt: new Date(now.getTime() + CODE_TTL_MS) };
+  }
+
+  /** A new code for whoever at `address` has one of `statuses`; the same work and answer when nobody has. */
+  private async mailCode(address: string, purpose: CodePurpose, statuses: readonly UserStatus[]): Promise<CodeSent> {
+    const code = await newCode();
+    const now = this.clock.now();
+    if (await this.store.putCode(address, statuses, this.codeRecord(purpose, code.hash, now), now)) {
+      this.deliver(purpose === 'confirm' ? confirmationMail(address, code.code) : resetMail(address, code.code));
+    }
+    return this.sent(address);
+  }
+
+  /** Spends one try of the person's code and checks it; the same work when there is no code to check. */
+  private async checkCode(email: string, purpose: CodePurpose, code: string): Promise<{ userId: string; codeHash: string }> {
+    if (!CODE_FORM.test(code)) throw invalidInput(['body', 'code'], `must be the 6 digits we emailed; ${WRONG_CODE[purpose]}`);
+    const taken = await this.store.takeCodeTry(normalizeEmail(email), purpose, this.clock.now());
+    const matches = await matchesHash(taken?.codeHash ?? (await this.dummy()), code);
+    if (!taken || !matches) throw invalidInput(['body', 'code'], WRONG_CODE[purpose]);
+    return taken;
+  }
+
+  /** A hash of a random value made with today's parameters, to verify against when there is nobody. */
+  private dummy(): Promise<string> {
+    this.dummyHash ??= hashSecret(randomBytes(24).toString('base64url'));
+    return this.dummyHash;
+  }
+
+  /** Hands the mail to the mailer without waiting: the request is answered now, a failure is reported. */
+  private deliver(mail: Mail): void {
+    const sending: Promise<void> = Promise.resolve()
+      .then(() => this.mailer.send(mail))
+      .catch((error: unknown) => {
+        try {
+          this.onMailError(error, { to: mail.to, subject: mail.subject });
+        } catch {
+          // a reporter that throws must not become an unhandled rejection
+        }
+      })
+      .finally(() => this.sending.delete(sending));
+    this.sending.add(sending);
+  }
+}

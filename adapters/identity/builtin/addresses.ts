@@ -1,0 +1,23 @@
+import { invalidInput } from '../../../core/errors.ts';
+
+/** How the built-in provider keys a person: the address trimmed and lower-cased. */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+const ADDRESS = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The normalized address, or INVALID_INPUT on ['body', 'email'] when it is not one. */
+export function addressOf(email: string): string {
+  const address = normalizeEmail(email);
+  if (address.length > 254 || !ADDRESS.test(address)) throw invalidInput(['body', 'email'], 'must be an email address like name@example.com');
+  return address;
+}
+
+/** "alice@example.com" -> "a***@e***.com": enough for the person to recognise, too little to harvest. */
+export function maskAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  const local = address.slice(0, at);
+  const domain = address.slice(at + 1);
+  const dot = domain.lastIndexOf('.');
+  const tld = dot > 0 ? domain.slice(dot) : '';
+  return `${[...local][0] ?? ''}***@${[...domain][0] ?? ''}***${tld}`;
+}

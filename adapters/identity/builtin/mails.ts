@@ -1,0 +1,50 @@
+import type { Mail } from '../../../core/ports/mailer.ts';
+
+/** What the built-in provider writes to people. Plain text; each says what to do next through the API. */
+
+export const confirmationMail = (to: string, code: string): Mail => ({
+  to,
+  subject: 'Your gpu-control-plane confirmation code',
+  text: [
+    `Your confirmation code is ${code}.`,
+    '',
+    'Send it with POST /v1/auth/confirm-email ({"email", "code"}) within 15 minutes to finish signing up.',
+    'If you did not sign up, ignore this message: no account is opened without the code.',
+  ].join('\n'),
+});
+
+export const resetMail = (to: string, code: string): Mail => ({
+  to,
+  subject: 'Your gpu-control-plane password reset code',
+  text: [
+    `Your password reset code is ${code}.`,
+    '',
+    'Send it with your new password to POST /v1/auth/reset-password ({"email", "code", "new_password"}) within 15 minutes.',
+    'If you did not ask to reset your password, ignore this message: your password stays as it is.',
+  ].join('\n'),
+});
+
+/** Sent instead of a code when someone signs up with an address that already has an account. */
+export const alreadyRegisteredMail = (to: string): Mail => ({
+  to,
+  subject: 'You already have a gpu-control-plane account',
+  text: [
+    'Someone, maybe you, tried to sign up with this address, which already has an account.',
+    '',
+    'Sign in with your password instead. If you forgot it, ask for a reset code with POST /v1/auth/forgot-password ({"email"}).',
+    'If it was not you, ignore this message: nothing has changed.',
+  ].join('\n'),
+});
+
+export const invitationMail = (to: string, temporaryPassword: string): Mail => ({
+  to,
+  subject: 'You are invited to gpu-control-plane',
+  text: [
+    'An operator opened a gpu-control-plane account for you.',
+    '',
+    `Email: ${to}`,
+    `Temporary password: ${temporaryPassword}`,
+    '',
+    'Sign in with it (POST /v1/auth/sign-in, or the sign-in page); you will then choose a password of your own.',
+  ].join('\n'),
+});

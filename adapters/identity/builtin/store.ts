@@ -1,0 +1,55 @@
+export type UserStatus = 'unconfirmed' | 'confirmed' | 'new_password_required';
+export type CodePurpose = 'confirm' | 'reset';
+
+/** A person of the built-in provider. `email` is normalized (trimmed, lower-cased). */
+export interface UserRecord {
+  userId: string;
+  email: string;
+  passwordHash: string;
+  status: UserStatus;
+}
+
+export interface AuthorizationCodeRecord {
+  userId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  expiresAt: Date;
+}
+
+/**
+ * Where the built-in provider keeps people and their pending secrets: the control plane's database (migration
+ * 0008). Each change two requests could race on is one statement, so a code or a session is used once and a
+ * code's tries are counted once, whichever replica answers.
+ */
+export interface BuiltinStore {
+  userByEmail(email: string): Promise<UserRecord | null>;
+  userById(userId: string): Promise<UserRecord | null>;
+  /** Adds the person unless the address has an account already (false then). */
+  addUser(user: UserRecord, at: Date): Promise<boolean>;
+  /**
+   * Stores a new code for the person at `email` if their status is one of `statuses`, replacing (voiding) an
+   * earlier code for the same purpose; with `passwordHash`, their password becomes it in the same step.
+   * Answers the user id, or null when nobody matched (unknown address, other status).
+   */
+  putCode(email: string, statuses: readonly UserStatus[], code: { purpose: CodePurpose; hash: string; tries: number; expiresAt: Date }, at: Date, passwordHash?: string): Promise<string | null>;
+  /** Takes one try of the person's live code for `purpose`: its hash, or null when none is left to try. */
+  takeCodeTry(email: string, purpose: CodePurpose, now: Date): Promise<{ userId: string; codeHash: string } | null>;
+  /** Uses the confirmation code (if still the one with `codeHash`) and confirms the address, in one step. */
+  confirmWithCode(userId: string, codeHash: string, at: Date): Promise<boolean>;
+  /**
+   * Uses the reset code (if still the one with `codeHash`), sets the password and counts the address as
+   * confirmed, voiding the person's other codes and new-password sessions, in one step.
+   */
+  resetWithCode(userId: string, codeHash: string, passwordHash: string, at: Date): Promise<boolean>;
+  /** Replaces a password hash made with older parameters, unless the password changed meanwhile. */
+  rehash(userId: string, from: string, to: string): Promise<void>;
+  addPasswordSession(digest: string, userId: string, expiresAt: Date, now: Date): Promise<void>;
+  /**
+   * Uses a live new-password session of the person at `email` and sets their password, confirming them, in
+   * one step; null when the session is unknown, used, expired, another person's, or they need no new password.
+   */
+  completeNewPassword(email: string, sessionDigest: string, passwordHash: string, now: Date): Promise<UserRecord | null>;
+  addAuthorizationCode(digest: string, record: AuthorizationCodeRecord, now: Date): Promise<void>;
+  /** Removes the code and answers what it was bound to: a code is tried once, whatever the outcome. */
+  takeAuthorizationCode(digest: string): Promise<AuthorizationCodeRecord | null>;
+}
