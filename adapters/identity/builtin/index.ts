@@ -4,7 +4,7 @@ import { BuiltinIdentity, type MailErrorReporter } from './adapter.ts';
 import { SqlBuiltinStore, type BuiltinDatabase } from './sql-store.ts';
 
 export { BuiltinIdentity, NEW_PASSWORD_SESSION_TTL_MS, type MailErrorReporter } from './adapter.ts';
-export { CLIENT_ID, type AuthorizationRequest } from './authorization-request.ts';
+export { CLIENT_ID, redirectWithCode, RedirectPolicy, type AuthorizationRequest } from './authorization-request.ts';
 export type { BuiltinDatabase } from './sql-store.ts';
 
 export type Env = Record<string, string | undefined>;
