@@ -192,7 +192,8 @@ export async function startFakeCognito(options: FakeCognitoOptions = {}): Promis
   const clientId = options.clientId ?? randomBytes(13).toString('hex');
   const kid = randomBytes(12).toString('base64url');
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
-  const foreign = await generateKeyPair('RS256');
+  /** A key the JWKS does not hold, made on first use (RSA key generation is slow). */
+  let foreign: Awaited<ReturnType<typeof generateKeyPair>> | null = null;
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
 
   const ttl = {
@@ -275,7 +276,8 @@ export async function startFakeCognito(options: FakeCognitoOptions = {}): Promis
       replacements.push(make);
     },
     async sign(claims, opts = {}) {
-      const key = opts.foreignKey ? foreign.privateKey : privateKey;
+      if (opts.foreignKey) foreign ??= await generateKeyPair('RS256');
+      const key = opts.foreignKey ? foreign!.privateKey : privateKey;
       return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).sign(key);
     },
     idClaims(user) {
