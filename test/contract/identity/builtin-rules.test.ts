@@ -5,7 +5,10 @@ import { createBuiltinIdentity, fromEnv, type BuiltinIdentity } from '../../../a
 import { hashSecret } from '../../../adapters/identity/builtin/passwords.ts';
 import { MikroStorage } from '../../../adapters/storage/mikro-storage.ts';
 import type { Mail, Mailer } from '../../../core/ports/mailer.ts';
+import { createMailer } from '../../../adapters/mail/index.ts';
+import { pino } from 'pino';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
+import { startSmtpInbox } from '../../support/smtp-inbox.ts';
 import { codeIn, isConfirmationMail, isResetMail, MailOutbox, temporaryPasswordIn } from '../../support/mail-outbox.ts';
 import { domainErrorOf, pkcePair } from '../identity-contract.ts';
 
@@ -364,6 +367,31 @@ describe('mail in the background', () => {
     await other.idle();
     expect(reports).toEqual([{ error: failing.failing, mail: { to: email, subject: 'Your gpu-control-plane confirmation code' } }]);
     expect(mailErrors).toEqual([]);
+  });
+});
+
+describe('mail through a real SMTP server', () => {
+  it('the confirmation code reaches the mailbox within 10 s of the sign-up, and confirms', async () => {
+    const inbox = await startSmtpInbox({ user: 'cp', pass: 'relay-secret' });
+    const mailer = createMailer({ smtpUrl: inbox.url, from: 'gpu-control-plane <no-reply@cp.example>', logger: pino({ level: 'silent' }) });
+    const errors: unknown[] = [];
+    const other = createBuiltinIdentity({ database: storage, clock, mailer, publicUrl: 'https://cp.example', onMailError: (error) => errors.push(error) });
+    try {
+      const email = address('smtp');
+      const asked = performance.now();
+      await other.signUp(email, PASSWORD);
+      const mail = await inbox.next((m) => m.envelopeTo.includes(email), 10_000);
+      expect(performance.now() - asked).toBeLessThan(10_000);
+      expect(mail).toMatchObject({ envelopeFrom: 'no-reply@cp.example', from: expect.stringMatching(/^"?gpu-control-plane"? <no-reply@cp\.example>$/), subject: 'Your gpu-control-plane confirmation code', user: 'cp' });
+      const code = /code is (\d{6})\./.exec(mail.text)?.[1];
+      expect(code).toMatch(/^\d{6}$/);
+      await other.confirmEmail(email, code!);
+      expect((await other.signIn(email, PASSWORD)).kind).toBe('signed_in');
+      expect(errors).toEqual([]);
+    } finally {
+      await other.idle();
+      await inbox.close();
+    }
   });
 });
 
