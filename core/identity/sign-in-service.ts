@@ -123,8 +123,12 @@ export class SignInService {
 
   async completeNewPassword(caller: Token | null, email: string, session: string, newPassword: string): Promise<Session> {
     this.mayLink(caller);
-    const identity = await this.idp('set the new password', () => this.identity.completeNewPassword(email, session, newPassword));
-    return this.linkOrProvision(caller, identity);
+    return this.linkOrProvision(caller, await this.setNewPassword(email, session, newPassword));
+  }
+
+  /** The new-password step alone: the hosted sign-in page uses it before it hands out an authorization code. */
+  setNewPassword(email: string, session: string, newPassword: string): Promise<IdentityRef> {
+    return this.idp('set the new password', () => this.identity.completeNewPassword(email, session, newPassword));
   }
 
   /** A hosted sign-in page's authorization code, for a session. */

@@ -3,6 +3,7 @@ import type { ProviderSetting } from '../../adapters/providers/provider-module.t
 import { PROVIDER_MODULES } from '../../adapters/providers/registry.ts';
 import type { StorageTarget } from '../../adapters/storage/mikro-storage.ts';
 import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
+import { authFromEnv, type AuthConfig } from './auth.ts';
 
 /** Typed configuration of a control plane, whoever builds it: environment variables or an embedding program. */
 export interface ControlPlaneConfig {
@@ -26,6 +27,8 @@ export interface ControlPlaneConfig {
   publicUrl?: string;
   /** Where a payer lands after a checkout; `?checkout=success&session_id=…` is added. Default the public URL's root. */
   checkoutReturnUrl?: string;
+  /** Sign-in: mail, the identity provider (built-in unless Cognito is set), GitHub's device flow. */
+  auth?: AuthConfig;
 }
 
 export type PaymentsConfig =
@@ -134,8 +137,10 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
   if (paymentsKind === 'manual' && e.PAYMENTS === undefined && realClouds.length > 0) {
     problems.push(`  ${unpaidRealCloudsMessage(realClouds, 'environment')}`);
   }
+  const auth = authFromEnv(env, problems);
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return {
+    auth,
     port: e.PORT,
     host: e.HOST,
     trustProxy: e.TRUST_PROXY,

@@ -36,6 +36,10 @@ import { operatorRoutes } from '../http/routes/operator-routes.ts';
 import { metaRoutes } from '../http/routes/meta-routes.ts';
 import { tenancyRoutes } from '../http/routes/tenancy-routes.ts';
 import type { ControlPlaneConfig } from './config.ts';
+import { createSignInAdapters } from './auth.ts';
+import { authorizeRoutes } from '../http/routes/authorize-routes.ts';
+import { authRoutes } from '../http/routes/auth-routes.ts';
+import { SignInService } from '../../core/identity/sign-in-service.ts';
 
 /** Injection tokens of the container. */
 export const TOKENS = {
@@ -55,6 +59,7 @@ export const TOKENS = {
   sweep: 'SweepService',
   payments: 'Payments',
   paymentsService: 'PaymentsService',
+  signIn: 'SignInService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -66,6 +71,7 @@ export interface ControlPlaneServices {
   accountControl: AccountControl;
   sweep: SweepService;
   payments: PaymentsService;
+  signIn: SignInService;
 }
 
 export interface ControlPlane {
@@ -98,6 +104,9 @@ const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
 /** Auto-recharge payments allowed in any rolling 24 hours (DESIGN.md §3); payments arrive in a later issue. */
 const MAX_PAYMENTS_PER_24H = 3;
+/** Failed sign-ins (and, apart, wrong codes) one email may have in 15 minutes before 429 (issue 10). */
+const SIGN_IN_FAILURE_LIMIT = 10;
+const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60_000;
 /** A rental whose machine no provider ever showed is failed and refunded after this long. */
 const PROVISIONING_DEADLINE_MS = 15 * 60_000;
 /** Runaway protection: an account burning more than $1,000 an hour trips its breaker (configurable). */
@@ -238,6 +247,21 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  const signInAdapters = createSignInAdapters(config.auth ?? {}, { database: storage, clock: container.resolve<Clock>(TOKENS.clock), logger, publicUrl });
+  container.register(TOKENS.signIn, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new SignInService({
+          ...basics(c),
+          secrets: c.resolve<Secrets>(TOKENS.secrets),
+          tenancy: c.resolve<TenancyService>(TOKENS.tenancy),
+          identity: signInAdapters.identity,
+          codeHost: signInAdapters.codeHost,
+          settings: { failureLimit: SIGN_IN_FAILURE_LIMIT, failureWindowMs: SIGN_IN_FAILURE_WINDOW_MS },
+        }),
+    ),
+  });
+
   const services: ControlPlaneServices = {
     tenancy: container.resolve<TenancyService>(TOKENS.tenancy),
     market: container.resolve<MarketService>(TOKENS.market),
@@ -247,6 +271,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     accountControl: container.resolve<AccountControl>(TOKENS.accountControl),
     sweep: container.resolve<SweepService>(TOKENS.sweep),
     payments: container.resolve<PaymentsService>(TOKENS.paymentsService),
+    signIn: container.resolve<SignInService>(TOKENS.signIn),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
 
@@ -275,6 +300,14 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
     ...instanceRoutes(services.rentals),
+    ...authRoutes(services.signIn),
+    ...(signInAdapters.builtin
+      ? authorizeRoutes({
+          identity: signInAdapters.builtin,
+          signIn: (email, password) => services.signIn.checkPassword(email, password),
+          completeNewPassword: (email, session, password) => services.signIn.setNewPassword(email, session, password),
+        })
+      : []),
   );
   openApi = buildOpenApi(routes);
 

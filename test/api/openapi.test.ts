@@ -54,6 +54,20 @@ const EXPECTED = [
   'GET /v1/payments/manual/{session_id}',
   'POST /v1/payments/manual/{session_id}/pay',
   'POST /v1/payments/manual/{session_id}/cancel',
+  'GET /v1/auth/config',
+  'POST /v1/auth/sign-up',
+  'POST /v1/auth/confirm-email',
+  'POST /v1/auth/resend-code',
+  'POST /v1/auth/forgot-password',
+  'POST /v1/auth/reset-password',
+  'POST /v1/auth/sign-in',
+  'POST /v1/auth/new-password',
+  'POST /v1/auth/idp/exchange',
+  'POST /v1/auth/codehost/device/start',
+  'POST /v1/auth/codehost/device/poll',
+  'POST /v1/operator/users',
+  'GET /auth/authorize',
+  'POST /auth/authorize',
 ];
 
 describe('/openapi.json', () => {
