@@ -126,6 +126,18 @@ describe('email accounts', () => {
     expect((await post('/v1/auth/sign-in', { email: known, password: newPassword })).status).toBe(200);
   });
 
+  it('wrong codes are limited per email: after 10 in 15 minutes, 429 with Retry-After', async () => {
+    const email = address('guesser');
+    await post('/v1/auth/sign-up', { email, password: PASSWORD });
+    const real = codeOf(await mailTo(email, /confirmation/));
+    const wrong = real === '000000' ? '000001' : '000000';
+    for (let i = 0; i < 10; i++) expect((await post('/v1/auth/confirm-email', { email, code: wrong })).status).toBe(422);
+    const limited = await post('/v1/auth/confirm-email', { email, code: real });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await post('/v1/auth/reset-password', { email, code: wrong, new_password: 'Whatever-Long-1' })).status).toBe(429);
+  });
+
   it('refuses weak passwords and malformed input with 422 naming the field', async () => {
     const email = address('weak');
     for (const [body, field] of [
