@@ -37,18 +37,19 @@ export function countPositions(bits: Bitmap): number {
   return count;
 }
 
-/** The first `limit` positions in the set, in ascending order. */
-export function firstPositions(bits: Bitmap, limit: number): Int32Array {
-  const positions: number[] = [];
-  for (let w = 0; w < bits.length && positions.length < limit; w++) {
+/** The first `limit` positions in the set, in ascending order; `count` is how many it holds, when known. */
+export function firstPositions(bits: Bitmap, limit: number, count = countPositions(bits)): Int32Array {
+  const positions = new Int32Array(Math.min(limit, count));
+  let found = 0;
+  for (let w = 0; w < bits.length && found < positions.length; w++) {
     let word = bits[w]!;
-    while (word !== 0 && positions.length < limit) {
+    while (word !== 0 && found < positions.length) {
       const lowest = word & -word;
-      positions.push((w << 5) + 31 - Math.clz32(lowest));
+      positions[found++] = (w << 5) + 31 - Math.clz32(lowest);
       word ^= lowest;
     }
   }
-  return Int32Array.from(positions);
+  return positions;
 }
 
 /** Asks `keep` about each position in the set, in ascending order; a false answer takes it out of the set. */

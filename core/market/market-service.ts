@@ -3,6 +3,7 @@ import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import { supportedOperations, type Provider } from '../ports/providers.ts';
 import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
+import { SecondAsking } from './admission.ts';
 import { ProviderFeed, type FeedTiming, type FeedView } from './provider-feed.ts';
 import type { Found, Scope } from './node-index.ts';
 import { activeStandardFilters, type ExtraFilter, type MarketFilter, type StandardFilter } from './search-filter.ts';
@@ -35,6 +36,8 @@ export interface SearchResult {
   providers: ProviderReport[];
   /** Filters no queried provider applied. */
   ignoredFilters: string[];
+  /** The answer is kept for this query until a snapshot changes: what a host makes of it may be kept beside it. */
+  kept: boolean;
 }
 
 export interface MarketGroup {
@@ -56,6 +59,8 @@ export interface MarketplaceResult {
   groups: MarketGroup[];
   providers: ProviderReport[];
   ignoredFilters: string[];
+  /** As SearchResult.kept. */
+  kept: boolean;
 }
 
 interface Selection {
@@ -72,10 +77,13 @@ interface Selection {
 interface Matches<T> {
   result: T;
   counts: number[];
+  kept: boolean;
 }
 
 /** Answers computed per snapshot generation and query; the snapshots change at most once a minute. */
 const CACHE_ENTRIES = 512;
+/** A query's answer is cached from its second asking within this many distinct queries (admission.ts). */
+const ADMISSION_WINDOW = 2 * CACHE_ENTRIES;
 
 /**
  * The market as our callers see it: every enabled provider's snapshot, priced in cents, filtered and
@@ -87,6 +95,8 @@ export class MarketService {
   private readonly feeds: ProviderFeed[];
   private readonly clock: Clock;
   private readonly cache = new Map<string, Matches<unknown>>();
+  private readonly admission = new SecondAsking(ADMISSION_WINDOW);
+  private readonly abilitiesOf = new Map<ProviderFeed, { unfilterable: ReadonlySet<string>; known: ReadonlySet<string> }>();
 
   constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings) {
     const names = new Set<string>();
@@ -124,13 +134,15 @@ export class MarketService {
 
   async search(filter: MarketFilter, limit: number): Promise<SearchResult> {
     const selections = await this.select(filter);
-    const { result: nodes, counts } = this.cached(['search', filter, limit], selections, () => {
+    const { result: nodes, counts, kept } = this.cached(['search', filter, limit], selections, () => {
       const counts: number[] = [];
       const cheapest = selections.map((selection) => {
         // matches come cheapest first, like the snapshot: the first `limit` are this provider's share
         const { total, first } = matching(selection, filter, 'rentable', limit);
         counts.push(total);
-        return Array.from(first, (position) => selection.view.nodes[position]!);
+        const nodes = new Array<MarketNode>(first.length);
+        for (let i = 0; i < first.length; i++) nodes[i] = selection.view.nodes[first[i]!]!;
+        return nodes;
       });
       return { result: mergeCheapest(cheapest, limit), counts };
     });
@@ -139,12 +151,13 @@ export class MarketService {
       total: counts.reduce((sum, count) => sum + count, 0),
       providers: selections.map((selection, i) => this.report(selection, counts[i]!)),
       ignoredFilters: ignoredByAll(selections),
+      kept,
     };
   }
 
   async marketplace(filter: MarketFilter): Promise<MarketplaceResult> {
     const selections = await this.select(filter);
-    const { result: groups, counts } = this.cached(['marketplace', filter], selections, () => {
+    const { result: groups, counts, kept } = this.cached(['marketplace', filter], selections, () => {
       const groups = new Map<string, MarketGroup>();
       const counts = selections.map((selection) => {
         const { total, first } = matching(selection, filter, 'all', Infinity);
@@ -157,18 +170,24 @@ export class MarketService {
       groups,
       providers: selections.map((selection, i) => this.report(selection, counts[i]!)),
       ignoredFilters: ignoredByAll(selections),
+      kept,
     };
   }
 
-  /** The answer for this query and these snapshot generations, computed once. */
-  private cached<T>(query: unknown[], selections: Selection[], compute: () => Matches<T>): Matches<T> {
+  /**
+   * The answer for this query and these snapshot generations: computed, and kept from the second time it is
+   * asked (SecondAsking), so one-off queries leave nothing behind.
+   */
+  private cached<T>(query: unknown[], selections: Selection[], compute: () => Omit<Matches<T>, 'kept'>): Matches<T> {
     const key = JSON.stringify([query, selections.map(({ view }) => [view.provider, view.generation])]);
     const hit = this.cache.get(key) as Matches<T> | undefined;
     if (hit) return hit;
     const computed = compute();
+    if (!this.admission.admit(key)) return { ...computed, kept: false };
+    const kept = { ...computed, kept: true };
     if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(key, computed);
-    return computed;
+    this.cache.set(key, kept);
+    return kept;
   }
 
   /** The feeds the filter asks about, each ready (or given up on) and with the filters it cannot apply. */
@@ -184,14 +203,22 @@ export class MarketService {
     await Promise.all(feeds.map((feed) => feed.ready()));
     const standard = activeStandardFilters(filter);
     return feeds.map((feed) => {
-      const provider = feed.provider;
-      const unfilterable = new Set(provider.unfilterable ?? []);
+      const { unfilterable, known } = this.abilities(feed);
       const ignored = new Set(standard.filter((name) => unfilterable.has(name)));
-      const known = new Set(provider.extraFilterKeys);
-      const extra = filter.extra.filter((item) => known.has(item.key));
+      const extra = filter.extra.length === 0 ? filter.extra : filter.extra.filter((item) => known.has(item.key));
       const unknownExtra = filter.extra.filter((item) => !known.has(item.key)).map((item) => item.text);
       return { feed, view: feed.view(), ignored, extra, ignoredNames: [...ignored, ...unknownExtra] };
     });
+  }
+
+  /** What a provider cannot filter on and the extra keys it knows: the same for every search, made once. */
+  private abilities(feed: ProviderFeed): { unfilterable: ReadonlySet<string>; known: ReadonlySet<string> } {
+    let abilities = this.abilitiesOf.get(feed);
+    if (!abilities) {
+      abilities = { unfilterable: new Set(feed.provider.unfilterable ?? []), known: new Set(feed.provider.extraFilterKeys) };
+      this.abilitiesOf.set(feed, abilities);
+    }
+    return abilities;
   }
 
   private report({ view, ignoredNames }: Selection, count: number): ProviderReport {
@@ -214,7 +241,7 @@ const matching = ({ view, ignored, extra }: Selection, filter: MarketFilter, sco
 
 /** The cheapest `limit` nodes of several lists that are each sorted cheapest first. */
 function mergeCheapest(lists: MarketNode[][], limit: number): MarketNode[] {
-  if (lists.length === 1) return lists[0]!.slice(0, limit);
+  if (lists.length === 1) return lists[0]!.length <= limit ? lists[0]! : lists[0]!.slice(0, limit);
   const heads = lists.map(() => 0);
   const merged: MarketNode[] = [];
   while (merged.length < limit) {

@@ -161,7 +161,8 @@ export class NodeIndex {
       for (let code = 1; code < verdict.length; code++) verdict[code] = matches(values[code - 1]!) ? 1 : 0;
       keepPositions(result, (position) => verdict[codes[position]!] === 1);
     }
-    return { total: countPositions(result), first: firstPositions(result, limit) };
+    const total = countPositions(result);
+    return { total, first: firstPositions(result, limit, total) };
   }
 
   private attribute(key: string): AttributeCodes {

@@ -26,17 +26,23 @@ export interface EncodedHead {
   finish(tail: Buffer): Buffer[];
 }
 
-/** Only the identity coding keeps `head`; the others keep what they made of it. */
-export function encodeHead(head: Buffer, coding: Coding): EncodedHead {
+/**
+ * Only the identity coding keeps `head`; the others keep what they made of it, copied into memory of its own
+ * unless `keep` is false (an answer made for one request: nothing of it outlives the request).
+ */
+export function encodeHead(head: Buffer, coding: Coding, keep = true): EncodedHead {
+  const own = keep ? kept : joined;
   switch (coding) {
     case 'identity':
       return { coding, finish: (tail) => [head, tail] };
     case 'gzip':
-      return gzipHead(head);
+      return gzipHead(head, own);
     case 'br':
-      return brotliHead(head);
+      return brotliHead(head, own);
   }
 }
+
+const joined = (parts: readonly Buffer[]): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));
 
 /**
  * Bytes a cache keeps, in memory of their own: zlib answers a slice of its 16 kB output buffer, and small
@@ -54,9 +60,9 @@ function kept(parts: readonly Buffer[]): Buffer {
 // RFC 1952: magic, deflate, no flags, no modification time, no extra flags, OS unknown.
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 
-function gzipHead(head: Buffer): EncodedHead {
+function gzipHead(head: Buffer, own: (parts: readonly Buffer[]) => Buffer): EncodedHead {
   // A sync flush ends on a byte boundary with the stream still open (RFC 1951 §3.2.4's empty stored block).
-  const start = kept([GZIP_HEADER, zlib.deflateRawSync(head, { level: GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH })]);
+  const start = own([GZIP_HEADER, zlib.deflateRawSync(head, { level: GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH })]);
   const headCrc = zlib.crc32(head);
   const headLength = head.length; // `head` itself may be a reused buffer: not kept
   return {
@@ -86,7 +92,7 @@ function gzipHead(head: Buffer): EncodedHead {
 // RFC 7932 §9.2: ISLAST and ISLASTEMPTY set, the rest of the byte zero.
 const BROTLI_END = Buffer.from([0b11]);
 
-function brotliHead(head: Buffer): EncodedHead {
+function brotliHead(head: Buffer, own: (parts: readonly Buffer[]) => Buffer): EncodedHead {
   // A flush ends on a byte boundary (padded with an empty metadata block) with the stream still open.
   const compressed = zlib.brotliCompressSync(head, {
     finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
@@ -96,7 +102,7 @@ function brotliHead(head: Buffer): EncodedHead {
       [zlib.constants.BROTLI_PARAM_SIZE_HINT]: head.length,
     },
   });
-  const start = kept([compressed]);
+  const start = own([compressed]);
   return {
     coding: 'br',
     finish(tail) {
@@ -151,6 +157,17 @@ export class EncodedHeads<Answer extends object> {
       encoded.body = encoded.head.finish(Buffer.from(tail));
     }
     return encoded.body;
+  }
+
+  /**
+   * The body of an answer that is not kept (a query asked once): made for this request and kept nowhere, so
+   * all of it is young garbage. As is, it is one buffer (written once, rather than a chunk per node).
+   */
+  once(answer: Answer, coding: Coding, tail: string): Buffer[] {
+    const parts = this.render(answer);
+    const tailBytes = Buffer.from(tail);
+    if (coding === 'identity') return [Buffer.concat([...parts, tailBytes])];
+    return encodeHead(this.gather(parts), coding, false).finish(tailBytes);
   }
 
   /** The parts one after another in the scratch buffer, valid until the next call. */

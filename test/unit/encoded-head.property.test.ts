@@ -73,3 +73,25 @@ describe('EncodedHeads', () => {
     }
   });
 });
+
+describe('EncodedHeads.once: an answer made for one request', () => {
+  it('sends the same bytes as a kept answer would, in every coding, and keeps nothing', () => {
+    let renders = 0;
+    const heads = new EncodedHeads((parts: Buffer[]) => {
+      renders++;
+      return parts;
+    });
+    fc.assert(
+      fc.property(fc.array(bytes, { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 300 }), fc.constantFrom<Coding>('identity', 'gzip', 'br'), (parts, tail, coding) => {
+        const before = renders;
+        const once = decode[coding](Buffer.concat(heads.once(parts, coding, tail)));
+        expect(once.equals(Buffer.concat([...parts, Buffer.from(tail)]))).toBe(true);
+        expect(once.equals(decode[coding](Buffer.concat(heads.body(parts, coding, tail))))).toBe(true);
+        expect(once.equals(decode[coding](Buffer.concat(heads.once(parts, coding, tail))))).toBe(true);
+        // once() renders every time (nothing kept), body() once and keeps it
+        expect(renders - before).toBe(3);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

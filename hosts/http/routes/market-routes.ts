@@ -52,12 +52,14 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
     return json;
   };
   const nodeHeads = new EncodedHeads((nodes: readonly MarketNode[]) => {
-    const parts: Buffer[] = [NODES_OPEN];
-    for (const [i, node] of nodes.entries()) {
-      if (i > 0) parts.push(COMMA);
-      parts.push(jsonOf(node));
+    // sized once: a miss renders a list, and growing it by pushes allocated several times its size
+    const parts = new Array<Buffer>(Math.max(2 * nodes.length + 1, 2));
+    parts[0] = NODES_OPEN;
+    for (let i = 0; i < nodes.length; i++) {
+      if (i > 0) parts[2 * i] = COMMA;
+      parts[2 * i + 1] = jsonOf(nodes[i]!);
     }
-    parts.push(LIST_CLOSE);
+    parts[parts.length - 1] = LIST_CLOSE;
     return parts;
   });
   const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => [Buffer.from(`{"groups":${JSON.stringify(groups.map(marketGroupOut))},`)]);
@@ -69,7 +71,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
   // kept per cached answer (its node list) with what it was made from, and made again when that differs.
   const searchTails = new WeakMap<readonly MarketNode[], { from: SearchResult; text: string }>();
   const searchTail = (result: SearchResult): string => {
-    const kept = searchTails.get(result.nodes);
+    const kept = result.kept ? searchTails.get(result.nodes) : undefined;
     if (kept && sameTail(kept.from, result)) return kept.text;
     const text = JSON.stringify({
       total: result.total,
@@ -77,7 +79,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       ignored_filters: result.ignoredFilters,
       rentals_open: market.settings.rentalsOpen,
     }).slice(1);
-    searchTails.set(result.nodes, { from: result, text });
+    if (result.kept) searchTails.set(result.nodes, { from: result, text });
     return text;
   };
 
@@ -94,7 +96,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       async handle({ query, req }) {
         const result = await market.search(toMarketFilter(query), query.limit);
         const coding = negotiateCoding(req.headers['accept-encoding']);
-        return { status: 200, raw: { contentType: 'application/json', coding, chunks: nodeHeads.body(result.nodes, coding, searchTail(result)) } };
+        const chunks = result.kept ? nodeHeads.body(result.nodes, coding, searchTail(result)) : nodeHeads.once(result.nodes, coding, searchTail(result));
+        return { status: 200, raw: { contentType: 'application/json', coding, chunks } };
       },
     }),
     defineRoute({
@@ -124,7 +127,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           ignored_filters: result.ignoredFilters,
         });
         const coding = negotiateCoding(req.get('accept-encoding'));
-        return { status: 200, raw: { contentType: 'application/json', coding, chunks: groupHeads.body(result.groups, coding, rest.slice(1)) } };
+        const chunks = result.kept ? groupHeads.body(result.groups, coding, rest.slice(1)) : groupHeads.once(result.groups, coding, rest.slice(1));
+        return { status: 200, raw: { contentType: 'application/json', coding, chunks } };
       },
     }),
     defineRoute({
