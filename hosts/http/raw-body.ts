@@ -21,8 +21,12 @@ export function sendRaw(res: Response, raw: RawBody): void {
   res.setHeader('Content-Length', String(length));
   if (res.req.method === 'HEAD') {
     res.end();
+    raw.sent?.();
     return;
   }
+  // 'finish' comes once the last chunk is with the operating system; an aborted answer never gives its
+  // buffers back (a write still queued may hold them), the collector takes them
+  if (raw.sent) res.once('finish', raw.sent);
   // corked: the headers and every chunk leave in one write, and end() uncorks
   res.cork();
   for (const chunk of raw.chunks) res.write(chunk);

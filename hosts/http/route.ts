@@ -43,8 +43,11 @@ export interface HandlerContext<P, Q, B> {
 
 export type RawBody =
   | { contentType: 'application/json' | 'text/html'; text: string }
-  /** Chunks written in turn in one go, so a cached head is sent without being copied. */
-  | { contentType: 'application/json'; chunks: readonly Buffer[]; coding: Coding };
+  /**
+   * Chunks written in turn in one go, so a cached head is sent without being copied. `sent`, if any, is
+   * called once they are all with the operating system (the answer's 'finish'): their memory may be reused.
+   */
+  | { contentType: 'application/json'; chunks: readonly Buffer[]; coding: Coding; sent?: () => void };
 
 export interface HandlerResult {
   status: number;

@@ -96,8 +96,9 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       async handle({ query, req }) {
         const result = await market.search(toMarketFilter(query), query.limit);
         const coding = negotiateCoding(req.headers['accept-encoding']);
-        const chunks = result.kept ? nodeHeads.body(result.nodes, coding, searchTail(result)) : nodeHeads.once(result.nodes, coding, searchTail(result));
-        return { status: 200, raw: { contentType: 'application/json', coding, chunks } };
+        const tail = searchTail(result);
+        const body = result.kept ? { chunks: nodeHeads.body(result.nodes, coding, tail) } : nodeHeads.once(result.nodes, coding, tail);
+        return { status: 200, raw: { contentType: 'application/json', coding, ...body } };
       },
     }),
     defineRoute({
@@ -127,8 +128,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           ignored_filters: result.ignoredFilters,
         });
         const coding = negotiateCoding(req.get('accept-encoding'));
-        const chunks = result.kept ? groupHeads.body(result.groups, coding, rest.slice(1)) : groupHeads.once(result.groups, coding, rest.slice(1));
-        return { status: 200, raw: { contentType: 'application/json', coding, chunks } };
+        const body = result.kept ? { chunks: groupHeads.body(result.groups, coding, rest.slice(1)) } : groupHeads.once(result.groups, coding, rest.slice(1));
+        return { status: 200, raw: { contentType: 'application/json', coding, ...body } };
       },
     }),
     defineRoute({
