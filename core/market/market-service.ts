@@ -200,7 +200,12 @@ export class MarketService {
         throw invalidInput(['query', 'provider'], `no provider "${filter.provider}" here; enabled: ${this.providerNames.join(', ') || 'none'}`);
       }
     }
-    await Promise.all(feeds.map((feed) => feed.ready()));
+    const waits: Promise<void>[] = [];
+    for (const feed of feeds) {
+      const wait = feed.waitFor();
+      if (wait) waits.push(wait);
+    }
+    if (waits.length > 0) await Promise.all(waits);
     const standard = activeStandardFilters(filter);
     return feeds.map((feed) => {
       const { unfilterable, known } = this.abilities(feed);

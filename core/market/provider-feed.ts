@@ -62,8 +62,7 @@ export class ProviderFeed {
   /** Starts a refresh when one is due and none is running; resolves when the running one ends. */
   refreshIfDue(): Promise<void> {
     if (this.inflight) return this.inflight;
-    const now = this.clock.now().getTime();
-    if (this.lastAttemptAt && now - this.lastAttemptAt.getTime() < this.timing.refreshIntervalMs) return Promise.resolve();
+    if (!this.due()) return Promise.resolve();
     return this.refresh();
   }
 
@@ -83,8 +82,21 @@ export class ProviderFeed {
    * timeout; returns at once otherwise.
    */
   async ready(): Promise<void> {
-    const pending = this.refreshIfDue();
-    if (this.snapshot === null) await pending;
+    await this.waitFor();
+  }
+
+  /**
+   * Starts a due refresh, and answers what to wait for before searching: the refresh when there is no
+   * snapshot yet, nothing when there is one (a search never waits for a refresh then). No promise is made
+   * for a search that need not wait.
+   */
+  waitFor(): Promise<void> | null {
+    const pending = this.inflight === null && !this.due() ? null : this.refreshIfDue();
+    return this.snapshot === null ? (pending ?? Promise.resolve()) : null;
+  }
+
+  private due(): boolean {
+    return this.lastAttemptAt === null || this.clock.now().getTime() - this.lastAttemptAt.getTime() >= this.timing.refreshIntervalMs;
   }
 
   view(): FeedView {

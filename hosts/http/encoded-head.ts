@@ -52,6 +52,12 @@ export function encodeHead(head: Buffer, coding: Coding, keep = true): EncodedHe
 
 const joined = (parts: readonly Buffer[]): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));
 
+/** A kept answer's chunks for one tail: compressed ones joined in memory of their own. */
+const finished = (head: EncodedHead, tail: string): Buffer[] => {
+  const chunks = head.finish(Buffer.from(tail));
+  return head.coding === 'identity' ? chunks : [kept(chunks)];
+};
+
 /**
  * Bytes a cache keeps, in memory of their own: zlib answers a slice of its 16 kB output buffer, and small
  * buffers come from a shared pool, so keeping either would keep far more than the head.
@@ -147,9 +153,10 @@ export class EncodedHeads<Answer extends object> {
   }
 
   /**
-   * The whole body in `coding`, the answer's head then `tail`, as chunks to write in turn. The chunks of the
-   * last tail are kept per coding: the tail changes once a second, and until then an answer is the same
-   * chunks (written, never changed).
+   * The whole body in `coding`, the answer's head then `tail`, as chunks to write in turn. The body of the
+   * last tail is kept per coding: the tail changes once a second, and until then an answer is the same bytes.
+   * Compressed, it is kept joined (a few kB made once a second, then one chunk per request); as is, it stays
+   * the kept head and the tail (joining would copy the 57 kB head every second, for every answer asked).
    */
   body(answer: Answer, coding: Coding, tail: string): Buffer[] {
     let entry = this.entries.get(answer);
@@ -160,11 +167,11 @@ export class EncodedHeads<Answer extends object> {
     let encoded = entry.encoded[coding];
     if (!encoded) {
       const head = encodeHead(coding === 'identity' ? kept(entry.parts) : this.gather(entry.parts), coding);
-      encoded = { head, tail, body: head.finish(Buffer.from(tail)) };
+      encoded = { head, tail, body: finished(head, tail) };
       entry.encoded[coding] = encoded;
     } else if (encoded.tail !== tail) {
       encoded.tail = tail;
-      encoded.body = encoded.head.finish(Buffer.from(tail));
+      encoded.body = finished(encoded.head, tail);
     }
     return encoded.body;
   }
