@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import autocannon, { type Result } from 'autocannon';
 import express, { type Express } from 'express';
+import { pino } from 'pino';
 import { createSandboxProvider } from '../adapters/providers/sandbox/index.ts';
 import type { StorageTarget } from '../adapters/storage/mikro-storage.ts';
 import { ceilingCents } from '../core/market/pricing.ts';
@@ -59,6 +60,10 @@ interface Row {
   p99Ms: number;
   /** As sent: compressed when the answer is. */
   wireBytes: number;
+  /** CPU time of the server's thread per request (user + system): steadier than req/s on a shared machine. */
+  cpuUsPerRequest: number;
+  /** The machine's 1-minute load average when the row was measured. */
+  load: number;
 }
 
 interface Storage {
@@ -129,12 +134,14 @@ async function startControlPlane(target: StorageTarget): Promise<{ origin: strin
       operatorKeys: [],
       // High enough never to answer 429 under load: the limiter's own cost stays in the figure.
       rateLimits: { publicPerMinute: 1_000_000, perTokenPerMinute: 100_000_000 },
-      logLevel: 'silent',
+      logLevel: 'info',
       market: { backgroundRefresh: false },
+      billing: { sweep: false },
     },
-    { providers: [createSandboxProvider({ offers: OFFERS })] },
+    // production's default level (info): every request is followed to its end, a 4xx or 5xx would be written
+    // (none is: the run checks every status); what is written goes nowhere here
+    { providers: [createSandboxProvider({ offers: OFFERS })], logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: true })) },
   );
-  // app.ts logs every request through pino-http on plane.logger, as in production; 'silent' makes it cheap but not free.
   const { server, origin } = await listen(createHttpApp(plane));
   return {
     origin,
@@ -228,9 +235,21 @@ async function measure(target: Target): Promise<Row> {
   const coding = target.headers['accept-encoding'] ? `${target.headers['accept-encoding']} -> ${target.coding ?? 'identity'}` : 'none';
   console.log(`measuring ${target.label} (Accept-Encoding: ${coding}) ...`);
   await autocannon({ ...options, duration: WARMUP_SECONDS });
+  // the servers run on this thread and autocannon on its own: this thread's CPU is the servers' alone
+  const cpuBefore = process.threadCpuUsage();
   const result = await autocannon({ ...options, duration: SECONDS });
+  const cpu = process.threadCpuUsage(cpuBefore);
   assertClean(target.label, result);
-  return { label: target.label, coding, reqPerSec: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, wireBytes };
+  return {
+    label: target.label,
+    coding,
+    reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    wireBytes,
+    cpuUsPerRequest: (cpu.user + cpu.system) / result.requests.total,
+    load: os.loadavg()[0]!,
+  };
 }
 
 function printMachine(): void {
@@ -240,8 +259,17 @@ function printMachine(): void {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['route', 'Accept-Encoding', 'req/s', 'p50 ms', 'p99 ms', 'bytes sent'];
-  const lines = rows.map((row) => [`GET ${row.label}`, row.coding, row.reqPerSec.toFixed(0), String(row.p50Ms), String(row.p99Ms), String(row.wireBytes)]);
+  const header = ['route', 'Accept-Encoding', 'req/s', 'p50 ms', 'p99 ms', 'bytes sent', 'server CPU µs/req', 'load'];
+  const lines = rows.map((row) => [
+    `GET ${row.label}`,
+    row.coding,
+    row.reqPerSec.toFixed(0),
+    String(row.p50Ms),
+    String(row.p99Ms),
+    String(row.wireBytes),
+    row.cpuUsPerRequest.toFixed(0),
+    row.load.toFixed(2),
+  ]);
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]!.length)));
   const format = (cells: string[]) => cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   console.log();
@@ -266,6 +294,7 @@ function printLatencyGoal(row: Row): void {
 
 async function run(cleanups: Cleanup[]): Promise<void> {
   printMachine();
+  console.log(`load average at start: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}`);
   checkMissQueries();
   const storage = await openStorage();
   cleanups.push(storage.drop);

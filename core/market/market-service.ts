@@ -96,6 +96,7 @@ export class MarketService {
   private readonly clock: Clock;
   private readonly cache = new Map<string, Matches<unknown>>();
   private readonly admission = new SecondAsking(ADMISSION_WINDOW);
+  private readonly filterTexts = new WeakMap<MarketFilter, string>();
   private readonly abilitiesOf = new Map<ProviderFeed, { unfilterable: ReadonlySet<string>; known: ReadonlySet<string> }>();
 
   constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings) {
@@ -178,8 +179,11 @@ export class MarketService {
    * The answer for this query and these snapshot generations: computed, and kept from the second time it is
    * asked (SecondAsking), so one-off queries leave nothing behind.
    */
-  private cached<T>(query: unknown[], selections: Selection[], compute: () => Omit<Matches<T>, 'kept'>): Matches<T> {
-    const key = JSON.stringify([query, selections.map(({ view }) => [view.provider, view.generation])]);
+  private cached<T>(query: [kind: string, filter: MarketFilter, limit?: number], selections: Selection[], compute: () => Omit<Matches<T>, 'kept'>): Matches<T> {
+    const [kind, filter, limit] = query;
+    let generations = '';
+    for (const { view } of selections) generations += `${JSON.stringify(view.provider)}@${view.generation},`;
+    const key = `${kind}:${limit ?? ''}:${generations}${this.textOf(filter)}`;
     const hit = this.cache.get(key) as Matches<T> | undefined;
     if (hit) return hit;
     const computed = compute();
@@ -188,6 +192,14 @@ export class MarketService {
     if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, kept);
     return kept;
+  }
+
+  /** A filter as cache keys hold it: made once per frozen filter (a host may pass the same one again). */
+  private textOf(filter: MarketFilter): string {
+    if (!Object.isFrozen(filter)) return JSON.stringify(filter);
+    let text = this.filterTexts.get(filter);
+    if (text === undefined) this.filterTexts.set(filter, (text = JSON.stringify(filter)));
+    return text;
   }
 
   /** The feeds the filter asks about, each ready (or given up on) and with the filters it cannot apply. */

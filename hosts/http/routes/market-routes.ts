@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { MarketGroup, MarketService, ProviderReport, SearchResult } from '../../../core/market/market-service.ts';
 import type { MarketNode } from '../../../core/market/node.ts';
+import type { MarketFilter } from '../../../core/market/search-filter.ts';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
 import { negotiateCoding } from '../content-coding.ts';
@@ -64,6 +65,15 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
   });
   const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => [Buffer.from(`{"groups":${JSON.stringify(groups.map(marketGroupOut))},`)]);
 
+  // A route's query object is the same for the same query text (router.ts keeps them, frozen): its filter is
+  // made once too, and the market keys its cache on the filter's object before its text (MarketService).
+  const filters = new WeakMap<object, MarketFilter>();
+  const filterOf = (query: Parameters<typeof toMarketFilter>[0]): MarketFilter => {
+    let filter = filters.get(query);
+    if (!filter) filters.set(query, (filter = Object.freeze(toMarketFilter(query))));
+    return filter;
+  };
+
   const statusOut = (report: Parameters<typeof providerStatusOut>[0]) =>
     providerStatusOut(report, market.feed(report.provider)?.provider.extraFilterKeys ?? []);
 
@@ -94,7 +104,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       query: GpuSearchQuery,
       responses: [{ status: 200, description: 'Matching nodes, cheapest first', schema: GpuSearchOut }],
       async handle({ query, req }) {
-        const result = await market.search(toMarketFilter(query), query.limit);
+        const result = await market.search(filterOf(query), query.limit);
         const coding = negotiateCoding(req.headers['accept-encoding']);
         const tail = searchTail(result);
         const body = result.kept ? { chunks: nodeHeads.body(result.nodes, coding, tail) } : nodeHeads.once(result.nodes, coding, tail);
@@ -111,7 +121,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
       query: MarketplaceQuery,
       responses: [{ status: 200, description: 'The marketplace', schema: MarketplaceOut }],
       async handle({ query, caller, req }) {
-        const result = await market.marketplace(toMarketFilter(query));
+        const result = await market.marketplace(filterOf(query));
         const recent = await rentals.list(caller!.tenantId, query.recent_limit);
         const rest = JSON.stringify({
           recent_instances: recent.map((i) => ({
