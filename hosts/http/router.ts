@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { DomainError } from '../../core/errors.ts';
+import { SecondAsking } from '../../core/market/admission.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Token } from '../../core/tenancy/token.ts';
 import { allowedMethods } from './allowed-methods.ts';
@@ -68,20 +69,27 @@ const deepFreeze = <T>(value: T): T => {
 /**
  * A route's query as its schema reads it, parsed once per query text: the parse is a pure function of the
  * text (Express's query parser, then the schema), and a query sent again costs a map lookup instead of both.
- * What is kept is frozen, so a handler that tried to change a shared query would fail its tests, not
- * leak into another request. Refused queries are not kept: they throw each time.
+ * A query is kept from its second asking (as the market keeps answers, core/market/admission.ts): a one-off
+ * query leaves nothing that would outlive its request. What is kept is frozen, so a handler that tried to
+ * change a shared query would fail its tests, not leak into another request; the frozen object also tells
+ * the handler it will see this query again (market-routes.ts keeps its filter). Refused queries are not
+ * kept: they throw each time.
  */
 function queryParser(route: RouteDef): (req: Request) => unknown {
   const schema = route.query!;
   const kept = new Map<string, unknown>();
+  const admission = new SecondAsking(2 * QUERIES_KEPT);
   return (req) => {
     const at = req.url.indexOf('?');
     const text = at < 0 ? '' : req.url.slice(at + 1);
     let query = kept.get(text);
     if (query === undefined) {
-      query = deepFreeze(parsePart(schema, req.query, 'query'));
-      if (kept.size >= QUERIES_KEPT) kept.delete(kept.keys().next().value!);
-      kept.set(text, query);
+      query = parsePart(schema, req.query, 'query');
+      if (admission.admit(text)) {
+        deepFreeze(query);
+        if (kept.size >= QUERIES_KEPT) kept.delete(kept.keys().next().value!);
+        kept.set(text, query);
+      }
     }
     return query;
   };

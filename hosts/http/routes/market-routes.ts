@@ -65,10 +65,11 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
   });
   const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => [Buffer.from(`{"groups":${JSON.stringify(groups.map(marketGroupOut))},`)]);
 
-  // A route's query object is the same for the same query text (router.ts keeps them, frozen): its filter is
-  // made once too, and the market keys its cache on the filter's object before its text (MarketService).
+  // A query asked again is the same frozen object (router.ts keeps them): its filter is made once too, frozen,
+  // and the market keeps the filter's text (MarketService). A one-off query's filter is made and dropped.
   const filters = new WeakMap<object, MarketFilter>();
   const filterOf = (query: Parameters<typeof toMarketFilter>[0]): MarketFilter => {
+    if (!Object.isFrozen(query)) return toMarketFilter(query);
     let filter = filters.get(query);
     if (!filter) filters.set(query, (filter = Object.freeze(toMarketFilter(query))));
     return filter;
