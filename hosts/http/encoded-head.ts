@@ -19,6 +19,31 @@ export const BROTLI_QUALITY = 1;
  */
 const CHUNK = 2 * 1024;
 
+/** How a head is compressed, the same on this thread and in the compression worker (compression-worker.ts). */
+export const GZIP_OPTIONS: zlib.ZlibOptions = { level: GZIP_LEVEL, chunkSize: CHUNK, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+export const brotliOptions = (length: number): zlib.BrotliOptions => ({
+  chunkSize: CHUNK,
+  // A flush ends on a byte boundary (padded with an empty metadata block) with the stream still open.
+  finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+  params: {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+    [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: length,
+  },
+});
+
+/** What a compressor makes of one head: its compressed, flushed start (deflate blocks for gzip, without the gzip header), and for gzip the head's CRC-32. */
+export interface CompressedStart {
+  start: Buffer;
+  crc: number;
+}
+
+/** Compresses heads elsewhere than on the calling thread (compression-worker.ts). */
+export interface Compressor {
+  /** `head` is handed over: the caller no longer uses its memory. */
+  compress(head: Uint8Array<ArrayBuffer>, coding: 'gzip' | 'br'): Promise<CompressedStart>;
+}
+
 /** Stored deflate blocks and uncompressed brotli meta-blocks hold at most this many bytes each. */
 const BLOCK = 65_535;
 
@@ -76,9 +101,11 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 
 function gzipHead(head: Buffer, own: (parts: readonly Buffer[]) => Buffer): EncodedHead {
   // A sync flush ends on a byte boundary with the stream still open (RFC 1951 §3.2.4's empty stored block).
-  const start = own([GZIP_HEADER, zlib.deflateRawSync(head, { level: GZIP_LEVEL, chunkSize: CHUNK, finishFlush: zlib.constants.Z_SYNC_FLUSH })]);
-  const headCrc = zlib.crc32(head);
-  const headLength = head.length; // `head` itself may be a reused buffer: not kept
+  return gzipFinisher(own([GZIP_HEADER, zlib.deflateRawSync(head, GZIP_OPTIONS)]), zlib.crc32(head), head.length);
+}
+
+/** A gzip head from its compressed start (header and deflate blocks), and the CRC-32 and length of the head. */
+export function gzipFinisher(start: Buffer, headCrc: number, headLength: number): EncodedHead {
   return {
     coding: 'gzip',
     finish(tail) {
@@ -107,17 +134,11 @@ function gzipHead(head: Buffer, own: (parts: readonly Buffer[]) => Buffer): Enco
 const BROTLI_END = Buffer.from([0b11]);
 
 function brotliHead(head: Buffer, own: (parts: readonly Buffer[]) => Buffer): EncodedHead {
-  // A flush ends on a byte boundary (padded with an empty metadata block) with the stream still open.
-  const compressed = zlib.brotliCompressSync(head, {
-    chunkSize: CHUNK,
-    finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
-    params: {
-      [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-      [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: head.length,
-    },
-  });
-  const start = own([compressed]);
+  return brotliFinisher(own([zlib.brotliCompressSync(head, brotliOptions(head.length))]));
+}
+
+/** A brotli head from its compressed, flushed start. */
+export function brotliFinisher(start: Buffer): EncodedHead {
   return {
     coding: 'br',
     finish(tail) {
@@ -144,12 +165,15 @@ function brotliHead(head: Buffer, own: (parts: readonly Buffer[]) => Buffer): En
  */
 export class EncodedHeads<Answer extends object> {
   private readonly render: (answer: Answer) => readonly Buffer[];
+  private readonly offThread: Compressor | undefined;
   private readonly entries = new WeakMap<Answer, { parts: readonly Buffer[]; encoded: Partial<Record<Coding, { head: EncodedHead; tail: string; body: Buffer[] }>> }>();
   private scratch = Buffer.allocUnsafe(64 * 1024);
   private readonly sendBuffers = new SendBuffers();
 
-  constructor(render: (answer: Answer) => readonly Buffer[]) {
+  /** `offThread`: where answers made for one request are compressed (kept ones are compressed here, once). */
+  constructor(render: (answer: Answer) => readonly Buffer[], offThread?: Compressor) {
     this.render = render;
+    this.offThread = offThread;
   }
 
   /**
@@ -177,22 +201,28 @@ export class EncodedHeads<Answer extends object> {
   }
 
   /**
-   * The body of an answer that is not kept (a query asked once), made for this request: compressed, it is
-   * young garbage (zlib's output in pooled chunks); as is, it is gathered in a send buffer (one write rather
-   * than a chunk per node), to be given back with `sent` once written: a 57 kB buffer per answer is memory
-   * outside the heap that V8 counts, and its count alone started a full collection every half second.
+   * The body of an answer that is not kept (a query asked once), made for this request. Compressed, it is
+   * young garbage, compressed by `offThread` when there is one. As is, it is gathered in a send buffer (one
+   * write rather than a chunk per node), to be given back with `sent` once written: a 57 kB buffer per answer
+   * is memory outside the heap that V8 counts, and its count alone started a full collection every half second.
    */
-  once(answer: Answer, coding: Coding, tail: string): { chunks: Buffer[]; sent?: () => void } {
+  async once(answer: Answer, coding: Coding, tail: string): Promise<{ chunks: Buffer[]; sent?: () => void }> {
     const parts = this.render(answer);
     const tailBytes = Buffer.from(tail);
-    if (coding !== 'identity') return { chunks: encodeHead(this.gather(parts), coding, false).finish(tailBytes) };
-    let length = tailBytes.length;
+    let length = 0;
     for (const part of parts) length += part.length;
-    const buffer = this.sendBuffers.take(length);
-    let offset = 0;
-    for (const part of parts) offset += part.copy(buffer, offset);
-    tailBytes.copy(buffer, offset);
-    return { chunks: [buffer.subarray(0, length)], sent: () => this.sendBuffers.give(buffer) };
+    if (coding === 'identity') {
+      const buffer = this.sendBuffers.take(length + tailBytes.length);
+      gatherInto(parts, buffer);
+      tailBytes.copy(buffer, length);
+      return { chunks: [buffer.subarray(0, length + tailBytes.length)], sent: () => this.sendBuffers.give(buffer) };
+    }
+    if (!this.offThread) return { chunks: encodeHead(this.gather(parts), coding, false).finish(tailBytes) };
+    const head = new Uint8Array(length);
+    gatherInto(parts, head);
+    const { start, crc } = await this.offThread.compress(head, coding);
+    if (coding === 'br') return { chunks: brotliFinisher(start).finish(tailBytes) };
+    return { chunks: [GZIP_HEADER, ...gzipFinisher(start, crc, length).finish(tailBytes)] };
   }
 
   /** The parts one after another in the scratch buffer, valid until the next call. */
@@ -203,6 +233,14 @@ export class EncodedHeads<Answer extends object> {
     let offset = 0;
     for (const part of parts) offset += part.copy(this.scratch, offset);
     return this.scratch.subarray(0, length);
+  }
+}
+
+function gatherInto(parts: readonly Buffer[], into: Uint8Array): void {
+  let offset = 0;
+  for (const part of parts) {
+    into.set(part, offset);
+    offset += part.length;
   }
 }
 

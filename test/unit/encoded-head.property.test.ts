@@ -2,6 +2,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Coding } from '../../hosts/http/content-coding.ts';
+import { CompressionWorker } from '../../hosts/http/compression-worker.ts';
 import { encodeHead, EncodedHeads } from '../../hosts/http/encoded-head.ts';
 
 const decode: Record<Coding, (body: Buffer) => Buffer> = {
@@ -75,26 +76,46 @@ describe('EncodedHeads', () => {
 });
 
 describe('EncodedHeads.once: an answer made for one request', () => {
-  it('sends the same bytes as a kept answer would, in every coding, and keeps nothing', () => {
+  it('sends the same bytes as a kept answer would, in every coding, and keeps nothing', async () => {
     let renders = 0;
     const heads = new EncodedHeads((parts: Buffer[]) => {
       renders++;
       return parts;
     });
-    fc.assert(
-      fc.property(fc.array(bytes, { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 300 }), fc.constantFrom<Coding>('identity', 'gzip', 'br'), (parts, tail, coding) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(bytes, { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 300 }), fc.constantFrom<Coding>('identity', 'gzip', 'br'), async (parts, tail, coding) => {
         const before = renders;
-        const sent = heads.once(parts, coding, tail);
+        const sent = await heads.once(parts, coding, tail);
         const once = decode[coding](Buffer.concat(sent.chunks));
         sent.sent?.();
         expect(once.equals(Buffer.concat([...parts, Buffer.from(tail)]))).toBe(true);
         expect(once.equals(decode[coding](Buffer.concat(heads.body(parts, coding, tail))))).toBe(true);
         // a send buffer given back and taken again carries the new answer only
-        expect(once.equals(decode[coding](Buffer.concat(heads.once(parts, coding, tail).chunks)))).toBe(true);
+        expect(once.equals(decode[coding](Buffer.concat((await heads.once(parts, coding, tail)).chunks)))).toBe(true);
         // once() renders every time (nothing kept), body() once and keeps it
         expect(renders - before).toBe(3);
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('EncodedHeads.once with a compression worker', () => {
+  it('sends what this thread would have made, byte for byte, from the worker', async () => {
+    const worker = new CompressionWorker();
+    const here = new EncodedHeads((parts: Buffer[]) => parts);
+    const there = new EncodedHeads((parts: Buffer[]) => parts, worker);
+    await fc.assert(
+      fc.asyncProperty(fc.array(bytes, { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 300 }), fc.constantFrom<'gzip' | 'br'>('gzip', 'br'), async (parts, tail, coding) => {
+        const made = Buffer.concat((await there.once(parts, coding, tail)).chunks);
+        expect(made.equals(Buffer.concat((await here.once(parts, coding, tail)).chunks))).toBe(true);
+        expect(decode[coding](made).equals(Buffer.concat([...parts, Buffer.from(tail)]))).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+    // several at once come back each to its own answer
+    const answers = Array.from({ length: 20 }, (_, i) => [Buffer.from(`{"nodes":[${i}],`)]);
+    const sent = await Promise.all(answers.map((answer, i) => there.once(answer, i % 2 ? 'br' : 'gzip', `"total":${i}}`)));
+    sent.forEach(({ chunks }, i) => expect(decode[i % 2 ? 'br' : 'gzip'](Buffer.concat(chunks)).toString()).toBe(`{"nodes":[${i}],"total":${i}}`));
   });
 });

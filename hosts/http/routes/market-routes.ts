@@ -5,6 +5,7 @@ import type { MarketFilter } from '../../../core/market/search-filter.ts';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { MarketSummaryService } from '../../../core/market/summary-service.ts';
 import { negotiateCoding } from '../content-coding.ts';
+import { CompressionWorker } from '../compression-worker.ts';
 import { EncodedHeads } from '../encoded-head.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
@@ -52,6 +53,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
     if (json === undefined) nodeJson.set(node, (json = Buffer.from(JSON.stringify(nodeOut(node)))));
     return json;
   };
+  // answers made for one request are compressed on a thread of their own (compression-worker.ts)
+  const compressor = new CompressionWorker();
   const nodeHeads = new EncodedHeads((nodes: readonly MarketNode[]) => {
     // sized once: a miss renders a list, and growing it by pushes allocated several times its size
     const parts = new Array<Buffer>(Math.max(2 * nodes.length + 1, 2));
@@ -62,8 +65,8 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
     }
     parts[parts.length - 1] = LIST_CLOSE;
     return parts;
-  });
-  const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => [Buffer.from(`{"groups":${JSON.stringify(groups.map(marketGroupOut))},`)]);
+  }, compressor);
+  const groupHeads = new EncodedHeads((groups: readonly MarketGroup[]) => [Buffer.from(`{"groups":${JSON.stringify(groups.map(marketGroupOut))},`)], compressor);
 
   // A query asked again is the same frozen object (router.ts keeps them): its filter is made once too, frozen,
   // and the market keeps the filter's text (MarketService). A one-off query's filter is made and dropped.
@@ -108,7 +111,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
         const result = await market.search(filterOf(query), query.limit);
         const coding = negotiateCoding(req.headers['accept-encoding']);
         const tail = searchTail(result);
-        const body = result.kept ? { chunks: nodeHeads.body(result.nodes, coding, tail) } : nodeHeads.once(result.nodes, coding, tail);
+        const body = result.kept ? { chunks: nodeHeads.body(result.nodes, coding, tail) } : await nodeHeads.once(result.nodes, coding, tail);
         return { status: 200, raw: { contentType: 'application/json', coding, ...body } };
       },
     }),
@@ -139,7 +142,7 @@ export function marketRoutes(market: MarketService, summary: MarketSummaryServic
           ignored_filters: result.ignoredFilters,
         });
         const coding = negotiateCoding(req.get('accept-encoding'));
-        const body = result.kept ? { chunks: groupHeads.body(result.groups, coding, rest.slice(1)) } : groupHeads.once(result.groups, coding, rest.slice(1));
+        const body = result.kept ? { chunks: groupHeads.body(result.groups, coding, rest.slice(1)) } : await groupHeads.once(result.groups, coding, rest.slice(1));
         return { status: 200, raw: { contentType: 'application/json', coding, ...body } };
       },
     }),
