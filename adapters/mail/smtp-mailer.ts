@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Mail, Mailer } from '../../core/ports/mailer.ts';
 
 /** Seconds an SMTP server may take to answer, so a dead relay fails a send instead of holding it for minutes. */
@@ -27,19 +27,22 @@ export function smtpOptions(smtpUrl: string) {
 
 /** Sends each message through the SMTP server of SMTP_URL, from MAIL_FROM; a refusal or an outage rejects. */
 export class SmtpMailer implements Mailer {
-  private readonly transport: ReturnType<typeof createTransport>;
+  private readonly smtpUrl: string;
   private readonly from: string;
+  /** Made at the first send: nodemailer (about 9 MB) is loaded only by a server that sends mail. */
+  private transport: Promise<Transporter> | null = null;
 
   constructor(smtpUrl: string, from: string) {
-    this.transport = createTransport(smtpOptions(smtpUrl));
+    this.smtpUrl = smtpUrl;
     this.from = from;
   }
 
   async send(mail: Mail): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+    this.transport ??= import('nodemailer').then(({ createTransport }) => createTransport(smtpOptions(this.smtpUrl)));
+    await (await this.transport).sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
   }
 
   close(): void {
-    this.transport.close();
+    void this.transport?.then((transport) => transport.close());
   }
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createBuiltinIdentity, fromEnv as builtinFromEnv, type BuiltinDatabase, type BuiltinIdentity } from '../../adapters/identity/builtin/index.ts';
-import { createCognitoIdentity, fromEnv as cognitoFromEnv, type CognitoIdentityConfig } from '../../adapters/identity/cognito/index.ts';
-import { createGithubCodeHost, fromEnv as githubFromEnv, type GithubCodeHostConfig } from '../../adapters/identity/github/index.ts';
+import { fromEnv as cognitoFromEnv, type CognitoIdentityConfig } from '../../adapters/identity/cognito/config.ts';
+import { fromEnv as githubFromEnv, type GithubCodeHostConfig } from '../../adapters/identity/github/config.ts';
 import { createMailer, DEFAULT_MAIL_FROM, fromEnv as mailFromEnv, type MailConfig } from '../../adapters/mail/index.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { CodeHost } from '../../core/ports/code-host.ts';
@@ -48,10 +48,14 @@ export interface SignInAdapters {
   codeHost: CodeHost | null;
 }
 
-/** The identity provider (Cognito when configured, else the built-in one on our database) and the code host. */
-export function createSignInAdapters(config: AuthConfig, runtime: { database: BuiltinDatabase; clock: Clock; logger: Logger; publicUrl: string }): SignInAdapters {
-  const codeHost = config.github ? createGithubCodeHost(config.github) : null;
-  if (config.cognito) return { identity: createCognitoIdentity(config.cognito), builtin: null, codeHost };
+/**
+ * The identity provider (Cognito when configured, else the built-in one on our database) and the code host.
+ * Cognito (the AWS SDK) and GitHub are loaded only when configured: a server that does not use them does
+ * not hold them in memory.
+ */
+export async function createSignInAdapters(config: AuthConfig, runtime: { database: BuiltinDatabase; clock: Clock; logger: Logger; publicUrl: string }): Promise<SignInAdapters> {
+  const codeHost = config.github ? (await import('../../adapters/identity/github/index.ts')).createGithubCodeHost(config.github) : null;
+  if (config.cognito) return { identity: (await import('../../adapters/identity/cognito/index.ts')).createCognitoIdentity(config.cognito), builtin: null, codeHost };
   const mailer = createMailer({ ...(config.mail ?? { from: DEFAULT_MAIL_FROM }), logger: runtime.logger });
   const builtin = createBuiltinIdentity({
     database: runtime.database,

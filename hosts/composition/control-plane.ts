@@ -247,7 +247,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
-  const signInAdapters = createSignInAdapters(config.auth ?? {}, { database: storage, clock: container.resolve<Clock>(TOKENS.clock), logger, publicUrl });
+  const signInAdapters = await createSignInAdapters(config.auth ?? {}, { database: storage, clock: container.resolve<Clock>(TOKENS.clock), logger, publicUrl });
   container.register(TOKENS.signIn, {
     useFactory: instanceCachingFactory(
       (c) =>
