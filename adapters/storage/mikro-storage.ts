@@ -18,6 +18,7 @@ import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
 import { MikroSweepStore } from './stores/sweep-store.ts';
 import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
+import { MikroVolumeStore } from './stores/volume-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -63,6 +64,7 @@ async function openOrm(target: StorageTarget): Promise<MikroORM> {
 }
 
 const unitOfWork = (em: EntityManager): UnitOfWork => ({
+  volumes: new MikroVolumeStore(em),
   identities: new MikroIdentityLinkStore(em),
   deviceFlows: new MikroDeviceFlowStore(em),
   authFailures: new MikroAuthFailureStore(em),

@@ -3,6 +3,7 @@ import type { MarketSummary } from '../market/summary.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
 import type { DeviceFlow, IdentityLink } from '../identity/links.ts';
+import type { Volume } from '../volumes/volume.ts';
 import type { Token } from '../tenancy/token.ts';
 
 /**
@@ -29,6 +30,7 @@ export interface Lease {
 }
 
 export interface UnitOfWork {
+  volumes: VolumeStore;
   identities: IdentityLinkStore;
   deviceFlows: DeviceFlowStore;
   authFailures: AuthFailureStore;
@@ -220,4 +222,20 @@ export interface AuthFailureStore {
   since(emailKey: string, kind: 'password' | 'code', since: Date): Promise<{ count: number; oldest: Date | null }>;
   /** Forgets failures older than `before` (of every email). */
   prune(before: Date): Promise<void>;
+}
+
+/** A tenant's volumes (DESIGN.md §12). */
+export interface VolumeStore {
+  add(volume: Volume): Promise<void>;
+  get(tenantId: string, volumeId: string): Promise<Volume | null>;
+  /** The tenant's volumes among `volumeIds`, locked (in id order) until the transaction ends. */
+  lockMany(tenantId: string, volumeIds: readonly string[]): Promise<Volume[]>;
+  /** The tenant's volumes that are not deleted, newest first. */
+  list(tenantId: string): Promise<Volume[]>;
+  update(volume: Volume): Promise<void>;
+  attach(volumeIds: readonly string[], instanceId: string): Promise<void>;
+  /** The instance ended: its volumes are available again. */
+  detachFrom(instanceId: string): Promise<void>;
+  /** Volumes with started hours of storage not yet recorded at `now` (deleted ones up to their deletion). */
+  withHoursToRecord(now: Date): Promise<Volume[]>;
 }

@@ -1,0 +1,86 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { VolumeStore } from '../../../core/ports/storage.ts';
+import type { Volume, VolumeStatus } from '../../../core/volumes/volume.ts';
+import { date, dateOrNull, num, textArray, textOrNull, type Row } from './sql-rows.ts';
+
+const COLUMNS =
+  'id, tenant_id, name, size_gb, provider, region, status, upstream_id, attached_instance_id, price_usd_per_gb_month, price_usd_per_gb_hour, billed_hours, created_at, deleted_at';
+
+const toVolume = (row: Row): Volume => ({
+  id: String(row.id),
+  tenantId: String(row.tenant_id),
+  name: String(row.name),
+  sizeGb: num(row.size_gb),
+  provider: String(row.provider),
+  region: String(row.region),
+  status: row.status as VolumeStatus,
+  upstreamId: textOrNull(row.upstream_id),
+  attachedInstanceId: textOrNull(row.attached_instance_id),
+  priceUsdPerGbMonth: String(row.price_usd_per_gb_month),
+  priceUsdPerGbHour: String(row.price_usd_per_gb_hour),
+  billedHours: num(row.billed_hours),
+  createdAt: date(row.created_at),
+  deletedAt: dateOrNull(row.deleted_at),
+});
+
+export class MikroVolumeStore implements VolumeStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async add(v: Volume): Promise<void> {
+    await this.em.execute(`insert into volumes (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      v.id, v.tenantId, v.name, v.sizeGb, v.provider, v.region, v.status, v.upstreamId, v.attachedInstanceId,
+      v.priceUsdPerGbMonth, v.priceUsdPerGbHour, v.billedHours, v.createdAt, v.deletedAt,
+    ]);
+  }
+
+  async get(tenantId: string, volumeId: string): Promise<Volume | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from volumes where tenant_id = ? and id = ?`, [tenantId, volumeId]);
+    return row ? toVolume(row) : null;
+  }
+
+  async lockMany(tenantId: string, volumeIds: readonly string[]): Promise<Volume[]> {
+    if (volumeIds.length === 0) return [];
+    // in id order, like every other lock of several rows
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from volumes where tenant_id = ? and id = any(?::text[]) order by id for update`, [
+      tenantId,
+      textArray(volumeIds),
+    ]);
+    return rows.map(toVolume);
+  }
+
+  async list(tenantId: string): Promise<Volume[]> {
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from volumes where tenant_id = ? and status <> 'deleted' order by created_at desc, id desc`, [tenantId]);
+    return rows.map(toVolume);
+  }
+
+  async update(v: Volume): Promise<void> {
+    await this.em.execute(`update volumes set name = ?, status = ?, upstream_id = ?, attached_instance_id = ?, billed_hours = ?, deleted_at = ? where id = ?`, [
+      v.name, v.status, v.upstreamId, v.attachedInstanceId, v.billedHours, v.deletedAt, v.id,
+    ]);
+  }
+
+  async attach(volumeIds: readonly string[], instanceId: string): Promise<void> {
+    if (volumeIds.length === 0) return;
+    await this.em.execute(`update volumes set status = 'attached', attached_instance_id = ? where id = any(?::text[])`, [instanceId, textArray(volumeIds)]);
+  }
+
+  async detachFrom(instanceId: string): Promise<void> {
+    await this.em.execute(`update volumes set status = 'available', attached_instance_id = null where attached_instance_id = ? and status = 'attached'`, [instanceId]);
+  }
+
+  async withHoursToRecord(now: Date): Promise<Volume[]> {
+    // started hours from creation to deletion (or now) beyond those recorded: ceil(elapsed / 1 h) > billed_hours
+    const rows = await this.em.execute<Row[]>(
+      `select ${COLUMNS} from volumes
+        where status in ('available', 'attached', 'deleted')
+          and ceil(extract(epoch from (coalesce(deleted_at, ?) - created_at)) / 3600) > billed_hours
+        order by tenant_id, id`,
+      [now],
+    );
+    return rows.map(toVolume);
+  }
+}

@@ -1,0 +1,30 @@
+/** Our volume ids (vol_…): the label a provider keeps, so a volume is known as ours. */
+export const VOLUME_ID_PREFIX = 'vol';
+
+export type VolumeStatus = 'creating' | 'available' | 'attached' | 'deleted' | 'failed';
+
+/** Persistent network storage at a provider that outlives machines (DESIGN.md §12). */
+export interface Volume {
+  id: string;
+  tenantId: string;
+  name: string;
+  sizeGb: number;
+  provider: string;
+  region: string;
+  status: VolumeStatus;
+  /** The provider's own id; null until it answered the create. */
+  upstreamId: string | null;
+  /** The live instance it is attached to. */
+  attachedInstanceId: string | null;
+  /** The provider's storage price when it was made: exact decimal USD per GB-month. */
+  priceUsdPerGbMonth: string;
+  /** What each GB-hour is billed: the monthly price / 730, rounded up to 6 decimals (exact decimal text). */
+  priceUsdPerGbHour: string;
+  /** Hours of storage already recorded for metering (the sweep records each started hour once). */
+  billedHours: number;
+  createdAt: Date;
+  deletedAt: Date | null;
+}
+
+/** A volume costs storage from its creation to its deletion, every started hour; a failed create costs nothing. */
+export const isBillable = (volume: Volume): boolean => volume.status !== 'failed' && volume.status !== 'creating';
