@@ -27,6 +27,7 @@ function benchProvider(count: number): Provider {
   }));
   return {
     name: 'bench',
+    machineOptions: [],
     extraFilterKeys: [],
     listOffers: async () => [],
     isOfferId: () => true,

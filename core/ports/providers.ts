@@ -22,10 +22,30 @@ export interface CreateMachineRequest {
   /** Our instance id: goes into every field the provider echoes back, so a reconciler can find it. */
   label: string;
   name: string;
-  sshPublicKey: string | null;
-  /** Container or OS image; adapters pick a sensible default when null. */
+  /** OpenSSH public keys to install, one per entry (`ssh_keys`); empty: none. */
+  sshPublicKeys: string[];
+  /** Container or OS image (`custom_image`); adapters pick a sensible default when null. */
   image: string | null;
+  /** Credentials of a private registry for `image` (`registry_auth`). */
+  registryAuth: { username: string; password: string } | null;
+  /** The container's command, overriding the image's (`command`). */
+  command: string | null;
+  /** Environment variables for the machine's container (`env`). */
+  env: Record<string, string>;
+  /** Container ports to expose (`ports`). */
+  ports: number[];
+  /** A shell script run once the machine is up (`startup_script`). */
+  startupScript: string | null;
+  /** The provider's own ids of volumes to attach, in the machine's region (`volumes`). */
+  volumeIds: string[];
 }
+
+/**
+ * What a create can carry out at a provider, beyond the machine itself: each is listed in a node's and an
+ * instance's `supported_operations`; a rental that asks for one its provider lacks answers 409 naming both.
+ */
+export const MACHINE_OPTIONS = ['custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes'] as const;
+export type MachineOption = (typeof MACHINE_OPTIONS)[number];
 
 /**
  * A failure talking to a provider, classified for the rental flow:
@@ -53,6 +73,8 @@ export class ProviderFailure extends Error {
 export interface Provider {
   /** Lower-case provider name, the prefix of its offer ids: "sandbox", "vast", "runpod", "lambda". */
   readonly name: string;
+  /** The create options this provider carries out (see MACHINE_OPTIONS). */
+  readonly machineOptions: readonly MachineOption[];
   /** `extra_filters` keys this provider understands; matched against Offer.attributes. */
   readonly extraFilterKeys: readonly string[];
   /**
@@ -85,6 +107,35 @@ export interface SelfRemoving {
   cancelScheduledRemoval(machineId: string): Promise<void>;
 }
 
+/** A volume as the provider keeps it. */
+export interface UpstreamVolume {
+  /** The provider's own id of the volume (RunPod network volume id, Lambda filesystem name or id). */
+  volumeId: string;
+  region: string;
+  sizeGb: number;
+  status: 'creating' | 'available' | 'in_use' | 'deleting' | 'error';
+}
+
+/** Where volumes can be made, and what they cost: exact decimal USD per GB-month. */
+export interface VolumeOffer {
+  region: string;
+  priceUsdPerGbMonth: string;
+}
+
+/** Providers with persistent network storage that outlives machines (capability port, DESIGN.md §12). */
+export interface VolumeHost {
+  volumeOffers(): Promise<VolumeOffer[]>;
+  /** `label` is our volume id, kept in whatever field the provider echoes (name, tag) so it can be found again. */
+  createVolume(request: { label: string; name: string; sizeGb: number; region: string }): Promise<UpstreamVolume>;
+  /** null when the provider no longer knows it. */
+  getVolume(volumeId: string): Promise<UpstreamVolume | null>;
+  /** Idempotent: a volume that is already gone counts as deleted. A volume still attached upstream is refused (ProviderFailure rejected). */
+  deleteVolume(volumeId: string): Promise<void>;
+}
+
+export const isVolumeHost = (provider: Provider): provider is Provider & VolumeHost =>
+  typeof (provider as Partial<VolumeHost>).createVolume === 'function';
+
 export const isRebootable = (provider: Provider): provider is Provider & Rebootable =>
   typeof (provider as Partial<Rebootable>).rebootMachine === 'function';
 
@@ -97,4 +148,5 @@ export const supportedOperations = (provider: Provider): string[] => [
   ...(isRebootable(provider) ? ['reboot'] : []),
   // Removal at a time is always offered: the control plane's sweep owns the TTL where the provider cannot.
   'schedule_removal',
+  ...provider.machineOptions,
 ];

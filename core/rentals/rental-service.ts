@@ -350,7 +350,19 @@ export class RentalService {
     let machine: Machine | null = null;
     let refusal: string | null = null;
     try {
-      machine = await provider.createMachine({ offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, sshPublicKey, image: null });
+      machine = await provider.createMachine({
+        offerId: instance.offerId,
+        label: instance.id,
+        name: instance.name ?? instance.id,
+        sshPublicKeys: sshPublicKey ? [sshPublicKey] : [],
+        image: null,
+        registryAuth: null,
+        command: null,
+        env: {},
+        ports: [],
+        startupScript: null,
+        volumeIds: [],
+      });
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') {
         refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;

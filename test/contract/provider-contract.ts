@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Offer } from '../../core/market/offer.ts';
-import { ProviderFailure, type Provider } from '../../core/ports/providers.ts';
+import { ProviderFailure, type CreateMachineRequest, type Provider } from '../../core/ports/providers.ts';
 
 /** What a provider's contract test needs: the adapter, pointed at its fake server (or the sandbox). */
 export interface ProviderHarness {
@@ -9,6 +9,20 @@ export interface ProviderHarness {
 }
 
 const DECIMAL_USD = /^\d+(\.\d+)?$/;
+
+/** A create that asks for nothing beyond the machine, with the fields given changed. */
+export const machineRequest = (fields: Pick<CreateMachineRequest, 'offerId' | 'label'> & Partial<CreateMachineRequest>): CreateMachineRequest => ({
+  name: 'test',
+  sshPublicKeys: [],
+  image: null,
+  registryAuth: null,
+  command: null,
+  env: {},
+  ports: [],
+  startupScript: null,
+  volumeIds: [],
+  ...fields,
+});
 
 /** The ProviderFailure a call ends in; fails the test when the call succeeds or throws anything else. */
 export const failureOf = (promise: Promise<unknown>): Promise<ProviderFailure> =>
@@ -81,13 +95,14 @@ export function providerContract(name: string, open: () => Promise<ProviderHarne
       const offers = await provider.listOffers();
       const offer = offers.find((o) => o.available > 0)!;
       const label = `ins_contract${Date.now().toString(36)}`;
-      const created = await provider.createMachine({
-        offerId: offer.id.slice(name.length + 1),
-        label,
-        name: 'contract test',
-        sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractTestKey contract@test',
-        image: null,
-      });
+      const created = await provider.createMachine(
+        machineRequest({
+          offerId: offer.id.slice(name.length + 1),
+          label,
+          name: 'contract test',
+          sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractTestKey contract@test'],
+        }),
+      );
       expect(created.machineId.length).toBeGreaterThan(0);
       expect(created.label).toBe(label);
       expect(['provisioning', 'running']).toContain(created.status);
@@ -107,7 +122,7 @@ export function providerContract(name: string, open: () => Promise<ProviderHarne
 
     it('reports a create on an offer that does not exist as a definite rejection', async () => {
       const failure = await failureOf(
-        provider.createMachine({ offerId: '999999999', label: 'ins_missing', name: 'x', sshPublicKey: null, image: null }),
+        provider.createMachine(machineRequest({ offerId: '999999999', label: 'ins_missing', name: 'x' })),
       );
       expect(failure.kind).toBe('rejected');
     });

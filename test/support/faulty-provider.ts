@@ -1,5 +1,14 @@
 import type { Offer } from '../../core/market/offer.ts';
-import { ProviderFailure, type CreateMachineRequest, type Machine, type Provider, type Rebootable } from '../../core/ports/providers.ts';
+import {
+  isVolumeHost,
+  ProviderFailure,
+  type CreateMachineRequest,
+  type Machine,
+  type MachineOption,
+  type Provider,
+  type Rebootable,
+  type VolumeHost,
+} from '../../core/ports/providers.ts';
 
 /** What the next create does instead of answering: `ambiguous` makes the machine and loses the answer; `lost` makes nothing and never answers. */
 export type CreateFault = 'ambiguous' | 'lost' | 'rejected';
@@ -10,6 +19,7 @@ export type TerminateFault = 'fails' | 'lies';
  * A provider that misbehaves the ways real clouds do, on demand, around a working one: creates whose
  * answer is lost (with or without a machine made), terminations that fail or say they worked when they did
  * not, reads that fail (an outage), and a gate that holds the next machine listing until the test opens it.
+ * Volumes are passed through untouched, and only when the inner provider hosts them (so isVolumeHost sees the same).
  */
 export class FaultyProvider implements Provider, Rebootable {
   readonly inner: Provider & Partial<Rebootable>;
@@ -24,10 +34,23 @@ export class FaultyProvider implements Provider, Rebootable {
 
   constructor(inner: Provider & Partial<Rebootable>) {
     this.inner = inner;
+    if (isVolumeHost(inner)) {
+      const volumes: VolumeHost = {
+        volumeOffers: () => inner.volumeOffers(),
+        createVolume: (request) => inner.createVolume(request),
+        getVolume: (volumeId) => inner.getVolume(volumeId),
+        deleteVolume: (volumeId) => inner.deleteVolume(volumeId),
+      };
+      Object.assign(this, volumes);
+    }
   }
 
   get name(): string {
     return this.inner.name;
+  }
+
+  get machineOptions(): readonly MachineOption[] {
+    return this.inner.machineOptions;
   }
 
   get extraFilterKeys(): readonly string[] {

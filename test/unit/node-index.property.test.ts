@@ -150,6 +150,7 @@ describe('RangeIndex', () => {
 /** A provider that lists fixed offers, and cannot report the fields named `unfilterable`. */
 const listing = (name: string, offers: Offer[], extraFilterKeys: string[], unfilterable: StandardFilter[]): Provider => ({
   name,
+  machineOptions: [],
   extraFilterKeys,
   unfilterable,
   listOffers: async () => offers,

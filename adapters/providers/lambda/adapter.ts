@@ -5,6 +5,7 @@ import {
   ProviderFailure,
   type CreateMachineRequest,
   type Machine,
+  type MachineOption,
   type Provider,
   type Rebootable,
 } from '../../../core/ports/providers.ts';
@@ -85,6 +86,7 @@ export interface LambdaAdapterOptions {
 
 export class LambdaProvider implements Provider, Rebootable {
   readonly name = PROVIDER;
+  readonly machineOptions: readonly MachineOption[] = ['ssh_keys'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   /** Lambda states neither network speed nor open ports. */
   readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports'];
@@ -201,11 +203,12 @@ export class LambdaProvider implements Provider, Rebootable {
    * is registered as "cp-<our id>" and removed again when the last instance using it is terminated.
    */
   private async chooseSshKey(request: CreateMachineRequest): Promise<SshKeyChoice> {
-    if (request.sshPublicKey === null) {
+    const [firstKey] = request.sshPublicKeys;
+    if (firstKey === undefined) {
       if (this.options.sshKeyName) return { name: this.options.sshKeyName, registeredId: null };
       throw new ProviderFailure(PROVIDER, 'rejected', 'Lambda launches only with an SSH key: give a public key or configure sshKeyName');
     }
-    const publicKey = request.sshPublicKey.trim();
+    const publicKey = firstKey.trim();
     try {
       const keys = sshKeyListSchema.parse(await this.client.call('GET', '/ssh-keys', { idempotent: true }));
       const material = keyMaterial(publicKey);

@@ -9,6 +9,7 @@ import {
   ProviderFailure,
   type CreateMachineRequest,
   type Machine,
+  type MachineOption,
   type Provider,
   type ProviderFailureKind,
   type Rebootable,
@@ -70,6 +71,7 @@ const podPath = (machineId: string): string => `/v2/pods/${encodeURIComponent(ma
 
 export class RunpodProvider implements Provider, Rebootable {
   readonly name = PROVIDER_NAME;
+  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'ssh_keys'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   /** RunPod places a pod anywhere in its cloud and states no network figures. */
   readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports', 'country', 'region'];
@@ -140,7 +142,7 @@ export class RunpodProvider implements Provider, Rebootable {
       label: request.label,
       image: request.image ?? this.#settings.defaultImage,
       diskGb: this.#settings.diskGb,
-      sshPublicKey: request.sshPublicKey,
+      sshPublicKey: request.sshPublicKeys[0] ?? null,
     });
     let answer: unknown;
     try {

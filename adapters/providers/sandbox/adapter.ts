@@ -4,6 +4,7 @@ import {
   ProviderFailure,
   type CreateMachineRequest,
   type Machine,
+  type MachineOption,
   type Provider,
   type Rebootable,
 } from '../../../core/ports/providers.ts';
@@ -28,6 +29,7 @@ const toMachine = (machine: SandboxMachine): Machine => ({
  */
 export class SandboxProvider implements Provider, Rebootable {
   readonly name = PROVIDER_NAME;
+  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'ssh_keys'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   readonly cloud: SandboxCloud;
 
@@ -56,7 +58,7 @@ export class SandboxProvider implements Provider, Rebootable {
       label: request.label,
       name: request.name,
       image: request.image ?? DEFAULT_IMAGE,
-      sshPublicKey: request.sshPublicKey,
+      sshPublicKey: request.sshPublicKeys[0] ?? null,
     });
     switch (outcome.kind) {
       case 'created':

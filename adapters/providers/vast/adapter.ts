@@ -4,6 +4,7 @@ import {
   ProviderFailure,
   type CreateMachineRequest,
   type Machine,
+  type MachineOption,
   type Provider,
   type ProviderFailureKind,
   type Rebootable,
@@ -69,6 +70,7 @@ const withSignal = <T>(shared: Promise<T>, signal: AbortSignal | undefined): Pro
 
 export class VastProvider implements Provider, Rebootable {
   readonly name = PROVIDER_NAME;
+  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'ssh_keys'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   /** Vast offers are containers on hosts that do not say how they are built. */
   readonly unfilterable: readonly StandardFilter[] = ['docker_in_docker', 'mig', 'baremetal', 'virtualized'];
@@ -136,7 +138,7 @@ export class VastProvider implements Provider, Rebootable {
     const what = `create on offer ${request.offerId}`;
     if (!NUMERIC_ID.test(request.offerId)) throw failure('rejected', what, 'not a Vast offer id', 404);
     if (request.label.length === 0 || request.label.length > 256) throw failure('rejected', what, 'label must be 1 to 256 characters');
-    if (request.sshPublicKey !== null && /[\r\n\0]/.test(request.sshPublicKey.trim())) {
+    if (request.sshPublicKeys.some((key) => /[\r\n\0]/.test(key.trim()))) {
       throw failure('rejected', what, 'the SSH public key must be a single line');
     }
 

@@ -237,7 +237,7 @@ export function createBody(request: CreateMachineRequest, settings: CreateSettin
     label: request.label,
     runtype: 'ssh',
     env: { '-p 22:22': '1', [INSTANCE_ID_ENV]: request.label },
-    ...(request.sshPublicKey ? { onstart: sshKeyScript(request.sshPublicKey) } : {}),
+    ...(request.sshPublicKeys[0] ? { onstart: sshKeyScript(request.sshPublicKeys[0]) } : {}),
     target_state: 'running',
     cancel_unavail: true,
   };

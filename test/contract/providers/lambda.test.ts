@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isRebootable, type Provider } from '../../../core/ports/providers.ts';
 import { createLambdaProvider, type LambdaProviderConfig } from '../../../adapters/providers/lambda/index.ts';
 import { startFakeLambda, type FakeLambda } from '../../fakes/lambda/server.ts';
-import { providerContract, failureOf } from '../provider-contract.ts';
+import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOurTestKeyMaterial0000000000000000000 alice@laptop';
 
@@ -35,7 +35,7 @@ describe('lambda adapter', () => {
   });
 
   const create = (provider: Provider, label: string, offerId = 'gpu_1x_a10@us-east-1', sshPublicKey: string | null = KEY) =>
-    provider.createMachine({ offerId, label, name: 'my training box', sshPublicKey, image: null });
+    provider.createMachine(machineRequest({ offerId, label, name: 'my training box', sshPublicKeys: sshPublicKey ? [sshPublicKey] : [] }));
 
   describe('offers', () => {
     it('reads the map keyed by type name into one offer per type and region with capacity', async () => {
@@ -142,9 +142,9 @@ describe('lambda adapter', () => {
 
     it('passes an image family, or an image id when given 32 hex digits', async () => {
       const provider = await open();
-      await provider.createMachine({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_img1', name: '', sshPublicKey: KEY, image: 'lambda-stack-24-04' });
+      await provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_img1', name: '', sshPublicKeys: [KEY], image: 'lambda-stack-24-04' }));
       const id = 'ddaedf1b7a0e41ac981711504493b242';
-      await provider.createMachine({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_img2', name: '', sshPublicKey: KEY, image: id });
+      await provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_img2', name: '', sshPublicKeys: [KEY], image: id }));
       const [first, second] = fake.state.requestsTo('POST', '/instance-operations/launch');
       expect((first!.body as Record<string, unknown>).image).toEqual({ family: 'lambda-stack-24-04' });
       expect((second!.body as Record<string, unknown>).image).toEqual({ id });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRunpodProvider, RUNPOD_DEFAULTS, type RunpodProviderConfig } from '../../../adapters/providers/runpod/index.ts';
 import { isRebootable, type Provider, type Rebootable } from '../../../core/ports/providers.ts';
 import { startFakeRunpod, type FakeRunpod } from '../../fakes/runpod/server.ts';
-import { providerContract, failureOf } from '../provider-contract.ts';
+import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
 
 const providerFor = (fake: FakeRunpod, overrides: Partial<RunpodProviderConfig> = {}): Provider & Rebootable =>
   createRunpodProvider({
@@ -36,7 +36,7 @@ describe('runpod adapter against the fake', () => {
 
   const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
   const create = (offerId: string, label: string, extra: { image?: string | null; sshPublicKey?: string | null } = {}) =>
-    provider.createMachine({ offerId, label, name: 'test', sshPublicKey: extra.sshPublicKey ?? null, image: extra.image ?? null });
+    provider.createMachine(machineRequest({ offerId, label, sshPublicKeys: extra.sshPublicKey ? [extra.sshPublicKey] : [], image: extra.image ?? null }));
 
   describe('offers', () => {
     it('prices the whole machine as the per-GPU price times the count, in exact decimal', async () => {
@@ -259,9 +259,9 @@ describe('runpod adapter against the fake', () => {
     });
 
     it('reports a wrong API key clearly, as a rejection', async () => {
-      const failure = await failureOf(providerFor(fake, { apiKey: 'rpa_wrong' }).createMachine({
-        offerId: 'secure-1x-NVIDIA_L4', label: 'ins_badkey', name: 'x', sshPublicKey: null, image: null,
-      }));
+      const failure = await failureOf(providerFor(fake, { apiKey: 'rpa_wrong' }).createMachine(machineRequest({
+        offerId: 'secure-1x-NVIDIA_L4', label: 'ins_badkey', name: 'x',
+      })));
       expect(failure).toMatchObject({ kind: 'rejected', status: 401 });
       expect(failure.message).toMatch(/did not accept the API key/);
     });

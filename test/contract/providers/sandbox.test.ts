@@ -3,7 +3,7 @@ import { isRebootable, isSelfRemoving, type CreateMachineRequest, type ProviderF
 import { createSandboxProvider, type SandboxConfig } from '../../../adapters/providers/sandbox/index.ts';
 import { MikroStorage } from '../../../adapters/storage/mikro-storage.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
-import { providerContract, failureOf } from '../provider-contract.ts';
+import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
 
 /** The sandbox keeps its state in the control plane's database; standing alone, in memory. Both are held to one suite. */
 let database: TestDatabase;
@@ -33,13 +33,8 @@ const manualClock = (start = Date.UTC(2026, 0, 1)) => {
   return { now: () => now, advance: (ms: number) => void (now += ms) };
 };
 
-const request = (offerId: string, label = 'ins_test1'): CreateMachineRequest => ({
-  offerId,
-  label,
-  name: 'test',
-  sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITestKey test@test',
-  image: null,
-});
+const request = (offerId: string, label = 'ins_test1'): CreateMachineRequest =>
+  machineRequest({ offerId, label, sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITestKey test@test'] });
 
 /** A sandbox over a fresh state, which lives in `kind`: the test database (as in a control plane) or memory. */
 const opener = (kind: 'database' | 'memory') => async (config: SandboxConfig = {}) => {

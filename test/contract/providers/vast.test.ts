@@ -4,7 +4,7 @@ import { createVastProvider, type VastProviderConfig } from '../../../adapters/p
 import type { VastProvider } from '../../../adapters/providers/vast/adapter.ts';
 import { isRebootable, supportedOperations, type CreateMachineRequest } from '../../../core/ports/providers.ts';
 import { startFakeVast, type FakeVast } from '../../fakes/vast/server.ts';
-import { providerContract, failureOf } from '../provider-contract.ts';
+import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
 
 const KEY = 'vast-test-key';
 /** Fast settings for tests: no search pacing, millisecond backoff. */
@@ -28,14 +28,14 @@ afterEach(async () => {
   await fake?.close();
 });
 
-const rent = (offerId: string, label = 'ins_test01', extra: Partial<CreateMachineRequest> = {}): CreateMachineRequest => ({
-  offerId,
-  label,
-  name: 'test machine',
-  sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIVastTestKey test@vast',
-  image: null,
-  ...extra,
-});
+const rent = (offerId: string, label = 'ins_test01', extra: Partial<CreateMachineRequest> = {}): CreateMachineRequest =>
+  machineRequest({
+    offerId,
+    label,
+    name: 'test machine',
+    sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIVastTestKey test@vast'],
+    ...extra,
+  });
 
 describe('vast offers: our units', () => {
   it('turns MB per GPU into GB, keeps the whole-offer price, and reads geolocation', async () => {
@@ -303,7 +303,7 @@ describe('vast create', () => {
 
   it('uses the image asked for and omits onstart without a key', async () => {
     const provider = await open();
-    await provider.createMachine(rent('27182818', 'ins_image01', { image: 'pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime', sshPublicKey: null }));
+    await provider.createMachine(rent('27182818', 'ins_image01', { image: 'pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime', sshPublicKeys: [] }));
     const body = fake.requestsTo('PUT', ASKS)[0]!.body as Record<string, unknown>;
     expect(body.image).toBe('pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime');
     expect(body).not.toHaveProperty('onstart');
@@ -338,7 +338,7 @@ describe('vast create', () => {
     expect(unknown).toMatchObject({ kind: 'rejected', status: 404 });
     expect(unknown.message).toMatch(/no_such_ask/);
     const before = fake.requestsTo('PUT', ASKS).length;
-    expect(await failureOf(provider.createMachine(rent('31415926', 'ins_x', { sshPublicKey: 'ssh-ed25519 AAAA\nrm -rf /' })))).toMatchObject({
+    expect(await failureOf(provider.createMachine(rent('31415926', 'ins_x', { sshPublicKeys: ['ssh-ed25519 AAAA\nrm -rf /'] })))).toMatchObject({
       kind: 'rejected',
     });
     expect(fake.requestsTo('PUT', ASKS)).toHaveLength(before);
