@@ -78,3 +78,14 @@ export function envFlag(env: Env, name: string, fallback: boolean): boolean {
   if (/^(false|0|no|off)$/i.test(text)) return false;
   throw new Error(`${name}: must be true or false, got "${text}"`);
 }
+
+/** An exact decimal USD amount as text: digits, at most 9 before the point and 6 after ("0.07", "0.2"). */
+export const isUsdPrice = (text: string): boolean => /^\d{1,9}(\.\d{1,6})?$/.test(text);
+
+/** A USD price from an environment variable (a storage price per GB-month), or the fallback when unset. */
+export function envUsdPrice(env: Env, name: string, fallback: string): string {
+  const text = env[name]?.trim();
+  if (text === undefined || text === '') return fallback;
+  if (!isUsdPrice(text)) throw new Error(`${name}: must be a decimal USD amount such as 0.07 (at most 6 decimals), got "${text}"`);
+  return text;
+}

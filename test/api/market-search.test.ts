@@ -44,7 +44,7 @@ describe('GET /v1/gpus', () => {
       expect(node.price_per_hour_cents).toBe(cents(offer));
       expect(node.price_per_hour_cents).toBeGreaterThanOrEqual(Number(offer.priceUsdPerHour) * 100 - 1e-9);
       expect(node.price_per_gpu_hour_cents).toBe(Math.ceil(node.price_per_hour_cents / node.gpu_count));
-      expect(node.supported_operations).toEqual(['terminate', 'reboot', 'schedule_removal']);
+      expect(node.supported_operations).toEqual(['terminate', 'reboot', 'schedule_removal', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes']);
     }
     expect(res.body.nodes[0]).toMatchObject({
       id: expect.stringMatching(/^sandbox:\d+$/),

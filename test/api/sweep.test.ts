@@ -113,7 +113,7 @@ describe('the billing sweep', () => {
     const gone = (await world.rent(tenant.token, { node_id: second!.id })).body;
     world.clock.advance(30_000);
     await world.api.call('GET', `/v1/instances/${gone.id}`, { token: tenant.token });
-    const orphan = await world.sandbox.cloud.create({ offerId: third!.id.split(':')[1]!, label: 'ins_orphan0000001', name: 'orphan', image: 'x', sshPublicKey: null });
+    const orphan = await world.sandbox.cloud.create({ offerId: third!.id.split(':')[1]!, label: 'ins_orphan0000001', name: 'orphan', image: 'x' });
     expect(orphan.kind).toBe('created');
 
     let report = (await sweep()).body;

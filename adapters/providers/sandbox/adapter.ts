@@ -1,17 +1,28 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Offer } from '../../../core/market/offer.ts';
 import {
+  MACHINE_OPTIONS,
   ProviderFailure,
   type CreateMachineRequest,
   type Machine,
   type MachineOption,
   type Provider,
   type Rebootable,
+  type UpstreamVolume,
+  type VolumeHost,
+  type VolumeOffer,
 } from '../../../core/ports/providers.ts';
 import { EXTRA_FILTER_KEYS, offerIndexOf, PROVIDER_NAME } from './catalog.ts';
-import { DEFAULT_IMAGE, type SandboxCloud, type SandboxMachine } from './simulator.ts';
+import { DEFAULT_IMAGE, VOLUME_REGIONS, type SandboxCloud, type SandboxMachine, type SandboxVolume } from './simulator.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
 
+
+const toVolume = (volume: SandboxVolume): UpstreamVolume => ({
+  volumeId: volume.volumeId,
+  region: volume.region,
+  sizeGb: volume.sizeGb,
+  status: volume.inUse ? 'in_use' : 'available',
+});
 
 const toMachine = (machine: SandboxMachine): Machine => ({
   machineId: machine.machineId,
@@ -26,15 +37,18 @@ const toMachine = (machine: SandboxMachine): Machine => ({
  * The Provider port over the simulated cloud. It behaves like a remote adapter would: answers are
  * async, listings can be slow and abortable, and failures arrive as ProviderFailure.
  * `cloud` is public so tests, demos and the operator can turn the simulator's knobs.
+ * It carries out every create option and hosts volumes in every region of its market, at one price per GB-month.
  */
-export class SandboxProvider implements Provider, Rebootable {
+export class SandboxProvider implements Provider, Rebootable, VolumeHost {
   readonly name = PROVIDER_NAME;
-  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'ssh_keys'];
+  readonly machineOptions: readonly MachineOption[] = MACHINE_OPTIONS;
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   readonly cloud: SandboxCloud;
+  readonly #volumePriceUsdPerGbMonth: string;
 
-  constructor(cloud: SandboxCloud) {
+  constructor(cloud: SandboxCloud, volumePriceUsdPerGbMonth = '0.07') {
     this.cloud = cloud;
+    this.#volumePriceUsdPerGbMonth = volumePriceUsdPerGbMonth;
   }
 
   async listOffers(signal?: AbortSignal): Promise<Offer[]> {
@@ -58,7 +72,15 @@ export class SandboxProvider implements Provider, Rebootable {
       label: request.label,
       name: request.name,
       image: request.image ?? DEFAULT_IMAGE,
-      sshPublicKey: request.sshPublicKeys[0] ?? null,
+      options: {
+        sshPublicKeys: request.sshPublicKeys,
+        registryAuth: request.registryAuth,
+        command: request.command,
+        env: request.env,
+        ports: request.ports,
+        startupScript: request.startupScript,
+        volumeIds: request.volumeIds,
+      },
     });
     switch (outcome.kind) {
       case 'created':
@@ -91,6 +113,28 @@ export class SandboxProvider implements Provider, Rebootable {
     const result = await this.cloud.reboot(machineId);
     if (result === 'not_found') throw new ProviderFailure(this.name, 'rejected', `reboot: no live machine ${machineId}`);
     if (result === 'not_running') throw new ProviderFailure(this.name, 'rejected', `reboot: machine ${machineId} is not running`);
+  }
+
+  async volumeOffers(): Promise<VolumeOffer[]> {
+    return VOLUME_REGIONS.map((region) => ({ region, priceUsdPerGbMonth: this.#volumePriceUsdPerGbMonth }));
+  }
+
+  async createVolume(request: { label: string; name: string; sizeGb: number; region: string }): Promise<UpstreamVolume> {
+    const outcome = await this.cloud.createVolume(request);
+    if ('rejected' in outcome) throw new ProviderFailure(this.name, 'rejected', `create volume ${request.label} rejected: ${outcome.rejected}`);
+    return toVolume(outcome);
+  }
+
+  async getVolume(volumeId: string): Promise<UpstreamVolume | null> {
+    this.checkReachable(`get volume ${volumeId}`);
+    const volume = await this.cloud.getVolume(volumeId);
+    return volume ? toVolume(volume) : null;
+  }
+
+  async deleteVolume(volumeId: string): Promise<void> {
+    if ((await this.cloud.deleteVolume(volumeId)) === 'in_use') {
+      throw new ProviderFailure(this.name, 'rejected', `delete volume ${volumeId}: a machine not terminated has it attached`);
+    }
   }
 
   /** The configured listing latency, cut short (as a failed read) when the caller gives up. */

@@ -1,4 +1,4 @@
-import { envFlag, envInt, type ProviderDatabase, type ProviderModule } from '../provider-module.ts';
+import { envFlag, envInt, envUsdPrice, isUsdPrice, type ProviderDatabase, type ProviderModule } from '../provider-module.ts';
 import { SandboxProvider } from './adapter.ts';
 import { MemorySandboxStore } from './memory-store.ts';
 import { SandboxCloud } from './simulator.ts';
@@ -25,6 +25,8 @@ export interface SandboxConfig {
   terminatedRetentionMs?: number;
   /** Milliseconds since the epoch (default Date.now); inject one to move machines on without sleeping. */
   clock?: () => number;
+  /** What a volume costs, exact decimal USD per GB-month, in every region (default "0.07", RunPod's network volume price). */
+  volumePriceUsdPerGbMonth?: string;
 }
 
 const MAX_OFFERS = 1_000_000;
@@ -54,7 +56,9 @@ export function createSandboxProvider(config: SandboxConfig = {}, database?: Pro
   };
   const cloud = new SandboxCloud(options, database ? new SqlSandboxStore(database) : new MemorySandboxStore(clock()));
   cloud.latencyMs = check('latencyMs', config.latencyMs ?? 0, 0, 600_000, false);
-  return new SandboxProvider(cloud);
+  const volumePrice = config.volumePriceUsdPerGbMonth ?? '0.07';
+  if (!isUsdPrice(volumePrice)) throw new RangeError(`sandbox volumePriceUsdPerGbMonth must be a decimal USD amount, got "${volumePrice}"`);
+  return new SandboxProvider(cloud, volumePrice);
 }
 
 export const sandboxModule: ProviderModule<SandboxConfig> = {
@@ -66,6 +70,7 @@ export const sandboxModule: ProviderModule<SandboxConfig> = {
       seed: envInt(env, 'SANDBOX_SEED', 2026, 0, 0xffff_ffff),
       offers: envInt(env, 'SANDBOX_OFFERS', 300, 1, MAX_OFFERS),
       latencyMs: envInt(env, 'SANDBOX_LATENCY_MS', 0, 0, 600_000),
+      volumePriceUsdPerGbMonth: envUsdPrice(env, 'SANDBOX_VOLUME_USD_PER_GB_MONTH', '0.07'),
     };
   },
   create: (config, { clock, database }) => createSandboxProvider({ clock: () => clock.now().getTime(), ...config }, database),

@@ -1,4 +1,4 @@
-import type { MachineRecord, OfferState, SandboxStore } from './store.ts';
+import type { MachineRecord, OfferState, SandboxStore, VolumeRecord } from './store.ts';
 
 /**
  * The sandbox standing alone (catalog tests, benchmarks, a provider built without a database): state in
@@ -7,9 +7,11 @@ import type { MachineRecord, OfferState, SandboxStore } from './store.ts';
 export class MemorySandboxStore implements SandboxStore {
   private readonly machines = new Map<string, MachineRecord>();
   private readonly offers = new Map<string, OfferState>();
+  private readonly volumes = new Map<string, VolumeRecord>();
   /** Machine ids carry the start time, so ids from an earlier run of the process are never reused. */
   private readonly idPrefix: string;
   private serial = 0;
+  private volumeSerial = 0;
 
   constructor(startedAt: number) {
     this.idPrefix = `sbx-${Math.max(0, Math.trunc(startedAt)).toString(36)}`;
@@ -43,19 +45,19 @@ export class MemorySandboxStore implements SandboxStore {
       if (offer.withdrawn || offer.taken >= capacity) return false;
       offer.taken++;
     }
-    this.machines.set(record.machineId, { ...record });
+    this.machines.set(record.machineId, copy(record));
     return true;
   }
 
   async machine(machineId: string): Promise<MachineRecord | null> {
     const record = this.machines.get(machineId);
-    return record ? { ...record } : null;
+    return record ? copy(record) : null;
   }
 
   async liveMachines(forgetBefore: number): Promise<MachineRecord[]> {
     const live: MachineRecord[] = [];
     for (const record of [...this.machines.values()]) {
-      if (record.terminatedAt === null) live.push({ ...record });
+      if (record.terminatedAt === null) live.push(copy(record));
       else if (record.terminatedAt <= forgetBefore) this.machines.delete(record.machineId);
     }
     return live;
@@ -80,6 +82,33 @@ export class MemorySandboxStore implements SandboxStore {
     if (record.terminatedAt === null) this.release(record);
   }
 
+  async nextVolumeId(): Promise<string> {
+    return `${this.idPrefix.replace('sbx-', 'sbv-')}-${++this.volumeSerial}`;
+  }
+
+  async addVolume(record: VolumeRecord): Promise<void> {
+    this.volumes.set(record.volumeId, { ...record });
+  }
+
+  async volume(volumeId: string): Promise<VolumeRecord | null> {
+    const record = this.volumes.get(volumeId);
+    return record ? { ...record } : null;
+  }
+
+  async volumeInUse(volumeId: string): Promise<boolean> {
+    for (const machine of this.machines.values()) {
+      if (machine.terminatedAt === null && machine.options.volumeIds.includes(volumeId)) return true;
+    }
+    return false;
+  }
+
+  async deleteVolume(volumeId: string): Promise<'deleted' | 'gone' | 'in_use'> {
+    if (!this.volumes.has(volumeId)) return 'gone';
+    if (await this.volumeInUse(volumeId)) return 'in_use';
+    this.volumes.delete(volumeId);
+    return 'deleted';
+  }
+
   private release(record: MachineRecord): void {
     if (!record.holdsCapacity) return;
     const offer = this.offer(record.offerId);
@@ -92,3 +121,15 @@ export class MemorySandboxStore implements SandboxStore {
     return state;
   }
 }
+
+/** A record no caller can change behind the store's back: its options hold arrays and an object. */
+const copy = (record: MachineRecord): MachineRecord => ({
+  ...record,
+  options: {
+    ...record.options,
+    sshPublicKeys: [...record.options.sshPublicKeys],
+    env: { ...record.options.env },
+    ports: [...record.options.ports],
+    volumeIds: [...record.options.volumeIds],
+  },
+});

@@ -1,8 +1,18 @@
+import { createHash } from 'node:crypto';
 import type { Offer } from '../../../core/market/offer.ts';
 import { generateCatalog, offerIdAt, offerIndexOf } from './catalog.ts';
+import { LOCATIONS } from './locations.ts';
 import { formatPriceUnits, parsePriceUnits } from './price.ts';
 import { hash32, Rng } from './prng.ts';
-import type { MachineRecord, OfferState, ProvisioningMishap, SandboxStore } from './store.ts';
+import {
+  NO_OPTIONS,
+  type MachineRecord,
+  type MachineRecordOptions,
+  type OfferState,
+  type ProvisioningMishap,
+  type SandboxStore,
+  type VolumeRecord,
+} from './store.ts';
 
 /** A machine's life in the sandbox; `rebooting` and `running` are worked out from the clock. */
 export type SandboxMachineStatus = 'provisioning' | 'running' | 'rebooting' | 'terminated' | 'failed';
@@ -13,7 +23,8 @@ export interface SandboxMachine {
   label: string | null;
   name: string;
   image: string;
-  sshPublicKey: string | null;
+  /** What the create asked for beyond the machine, as the cloud keeps it (the registry password as a digest). */
+  options: MachineRecordOptions;
   status: SandboxMachineStatus;
   sshHost: string | null;
   sshPort: number | null;
@@ -31,13 +42,62 @@ export interface SandboxCloudOptions {
   clock: () => number;
 }
 
+/** What a create may ask for beyond the machine: the sandbox carries out every option a real cloud does. */
+export interface CreateOptions {
+  sshPublicKeys: string[];
+  registryAuth: { username: string; password: string } | null;
+  command: string | null;
+  env: Record<string, string>;
+  ports: number[];
+  startupScript: string | null;
+  /** Sandbox volume ids; each must exist, in the region of the offer. */
+  volumeIds: string[];
+}
+
 export interface CreateInput {
   offerId: string;
   label: string | null;
   name: string;
   image: string;
-  sshPublicKey: string | null;
+  options?: Partial<CreateOptions>;
 }
+
+/** A sandbox volume as it stands: `inUse` while a machine not terminated has it attached. */
+export interface SandboxVolume extends VolumeRecord {
+  inUse: boolean;
+}
+
+/** Every region sandbox hosts sit in: the places volumes can be made. */
+export const VOLUME_REGIONS: readonly string[] = [...new Set(LOCATIONS.map((location) => location.region))];
+const MAX_VOLUME_GB = 10_000;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const IMAGE_REFERENCE = /^[^\s]{1,1024}$/;
+
+/** Why the cloud would refuse these options on this offer, or null when it can run them. */
+function optionsProblem(image: string, options: Partial<CreateOptions>): string | null {
+  if (!IMAGE_REFERENCE.test(image)) return `image must be 1 to 1024 characters without spaces`;
+  if (options.registryAuth && (!options.registryAuth.username || !options.registryAuth.password)) {
+    return 'registry credentials need a username and a password';
+  }
+  for (const key of options.sshPublicKeys ?? []) if (/[\r\n\0]/.test(key.trim()) || key.trim() === '') return 'each SSH public key must be one non-empty line';
+  for (const name of Object.keys(options.env ?? {})) if (!ENV_NAME.test(name)) return `"${name}" is not an environment variable name`;
+  for (const port of options.ports ?? []) if (!Number.isInteger(port) || port < 1 || port > 65_535) return `port ${port} is not from 1 to 65535`;
+  return null;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** The options as the cloud keeps them: copies, the password only as its digest. */
+const keptOptions = (options: Partial<CreateOptions>): MachineRecordOptions => ({
+  sshPublicKeys: (options.sshPublicKeys ?? []).map((key) => key.trim()),
+  registryUsername: options.registryAuth?.username ?? null,
+  registryPasswordSha256: options.registryAuth ? sha256(options.registryAuth.password) : null,
+  command: options.command ?? null,
+  env: { ...(options.env ?? {}) },
+  ports: [...new Set(options.ports ?? [])],
+  startupScript: options.startupScript ?? null,
+  volumeIds: [...new Set(options.volumeIds ?? [])],
+});
 
 /** How a create ended: `ambiguous` did what the create would have done, only its answer was lost. */
 export type CreateOutcome =
@@ -126,6 +186,8 @@ export class SandboxCloud {
     const offer = await this.getOffer(input.offerId);
     if (!offer) return { kind: 'rejected', reason: `offer ${input.offerId} does not exist` };
     if (offer.available < 1) return { kind: 'rejected', reason: `offer ${input.offerId} has no capacity left` };
+    const problem = optionsProblem(input.image, input.options ?? {}) ?? (await this.volumesProblem(input.options?.volumeIds ?? [], offer));
+    if (problem) return { kind: 'rejected', reason: problem };
     if (this.options.failureRate > 0 && this.createRng.next() < this.options.failureRate) {
       return { kind: 'rejected', reason: 'the host declined the rental' };
     }
@@ -147,7 +209,7 @@ export class SandboxCloud {
       label: input.label,
       name: input.name,
       image: input.image,
-      sshPublicKey: input.sshPublicKey,
+      options: input.options ? keptOptions(input.options) : NO_OPTIONS,
       priceUsdPerHour: offer.priceUsdPerHour,
       sshHost: documentationAddress(hostId),
       sshPort: 10_000 + (hash32(this.seed, hostId, serial) % 50_000),
@@ -188,6 +250,38 @@ export class SandboxCloud {
     await this.store.terminate(machineId, this.now());
   }
 
+  // ---- volumes ---------------------------------------------------------------------------------
+
+  /** Why these volumes cannot be attached to a machine of `offer`, or null when they all can (same region). */
+  private async volumesProblem(volumeIds: string[], offer: Offer): Promise<string | null> {
+    for (const volumeId of volumeIds) {
+      const volume = await this.store.volume(volumeId);
+      if (!volume) return `volume ${volumeId} does not exist`;
+      if (volume.region !== offer.region) return `volume ${volumeId} is in ${volume.region}, the offer in ${offer.region ?? 'no region'}`;
+    }
+    return null;
+  }
+
+  async createVolume(input: { label: string; name: string; sizeGb: number; region: string }): Promise<SandboxVolume | { rejected: string }> {
+    if (!VOLUME_REGIONS.includes(input.region)) return { rejected: `no region ${input.region}; volumes are made in ${VOLUME_REGIONS.join(', ')}` };
+    if (!Number.isInteger(input.sizeGb) || input.sizeGb < 1 || input.sizeGb > MAX_VOLUME_GB) {
+      return { rejected: `size must be a whole number of GB from 1 to ${MAX_VOLUME_GB}` };
+    }
+    const record: VolumeRecord = { volumeId: await this.store.nextVolumeId(), ...input, createdAt: this.now() };
+    await this.store.addVolume(record);
+    return { ...record, inUse: false };
+  }
+
+  async getVolume(volumeId: string): Promise<SandboxVolume | null> {
+    const record = await this.store.volume(volumeId);
+    return record ? { ...record, inUse: await this.store.volumeInUse(volumeId) } : null;
+  }
+
+  /** Idempotent, but never while a machine not terminated has it attached. */
+  async deleteVolume(volumeId: string): Promise<'deleted' | 'gone' | 'in_use'> {
+    return this.store.deleteVolume(volumeId);
+  }
+
   /** A machine we still remember; terminated ones are forgotten after the retention period. */
   private async live(machineId: string): Promise<MachineRecord | null> {
     const record = await this.store.machine(machineId);
@@ -213,7 +307,7 @@ export class SandboxCloud {
       label: record.label,
       name: record.name,
       image: record.image,
-      sshPublicKey: record.sshPublicKey,
+      options: record.options,
       status,
       sshHost: reachable ? record.sshHost : null,
       sshPort: reachable ? record.sshPort : null,
@@ -273,7 +367,7 @@ export class SandboxCloud {
    */
   async addForeignMachine(label: string | null, offerId: string = offerIdAt(0)): Promise<string> {
     const offer = (await this.getOffer(offerId)) ?? this.catalog[0]!;
-    const record = await this.addMachine({ offerId, label, name: 'made elsewhere', image: DEFAULT_IMAGE, sshPublicKey: null }, offer, null);
+    const record = await this.addMachine({ offerId, label, name: 'made elsewhere', image: DEFAULT_IMAGE }, offer, null);
     return record!.machineId;
   }
 }

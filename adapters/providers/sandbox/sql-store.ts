@@ -1,5 +1,5 @@
 import type { ProviderDatabase } from '../provider-module.ts';
-import type { MachineRecord, OfferState, ProvisioningMishap, SandboxStore } from './store.ts';
+import type { MachineRecord, MachineRecordOptions, OfferState, ProvisioningMishap, SandboxStore, VolumeRecord } from './store.ts';
 
 type Row = Record<string, unknown>;
 
@@ -9,9 +9,24 @@ const num = (value: unknown): number => {
   return n;
 };
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+/** jsonb arrives parsed from PostgreSQL and as text from some drivers. */
+const json = <T>(value: unknown, fallback: T): T =>
+  value === null || value === undefined ? fallback : typeof value === 'string' ? (JSON.parse(value) as T) : (value as T);
 
-const MACHINE_COLUMNS = `machine_id, serial, offer_id, label, name, image, ssh_public_key, price_usd_per_hour, ssh_host, ssh_port,
-  created_at_ms, ready_at_ms, mishap, reboot_until_ms, terminated_at_ms, holds_capacity`;
+const MACHINE_COLUMNS = `machine_id, serial, offer_id, label, name, image, price_usd_per_hour, ssh_host, ssh_port,
+  created_at_ms, ready_at_ms, mishap, reboot_until_ms, terminated_at_ms, holds_capacity,
+  ssh_public_keys, registry_username, registry_password_sha256, command, env, ports, startup_script, volume_ids`;
+
+const toOptions = (row: Row): MachineRecordOptions => ({
+  sshPublicKeys: json<string[]>(row.ssh_public_keys, []),
+  registryUsername: text(row.registry_username),
+  registryPasswordSha256: text(row.registry_password_sha256),
+  command: text(row.command),
+  env: json<Record<string, string>>(row.env, {}),
+  ports: json<number[]>(row.ports, []),
+  startupScript: text(row.startup_script),
+  volumeIds: json<string[]>(row.volume_ids, []),
+});
 
 const toMachine = (row: Row): MachineRecord => ({
   machineId: String(row.machine_id),
@@ -20,7 +35,7 @@ const toMachine = (row: Row): MachineRecord => ({
   label: text(row.label),
   name: String(row.name),
   image: String(row.image),
-  sshPublicKey: text(row.ssh_public_key),
+  options: toOptions(row),
   priceUsdPerHour: String(row.price_usd_per_hour),
   sshHost: String(row.ssh_host),
   sshPort: num(row.ssh_port),
@@ -39,20 +54,36 @@ const toOfferState = (row: Row): OfferState => ({
 });
 
 /** The machine's values in MACHINE_COLUMNS order, typed so they can stand in a select list. */
-const MACHINE_VALUES = `?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer,
-  ?::bigint, ?::bigint, ?::text, ?::bigint, ?::bigint, ?::boolean`;
-const machineParams = (r: MachineRecord): unknown[] => [
-  r.machineId, r.serial, r.offerId, r.label, r.name, r.image, r.sshPublicKey, r.priceUsdPerHour, r.sshHost, r.sshPort,
+const MACHINE_VALUES = `?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer,
+  ?::bigint, ?::bigint, ?::text, ?::bigint, ?::bigint, ?::boolean,
+  ?::jsonb, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::text, ?::jsonb`;
+const machineParams = ({ options: o, ...r }: MachineRecord): unknown[] => [
+  r.machineId, r.serial, r.offerId, r.label, r.name, r.image, r.priceUsdPerHour, r.sshHost, r.sshPort,
   r.createdAt, r.readyAt, r.mishap, r.rebootUntil, r.terminatedAt, r.holdsCapacity,
+  JSON.stringify(o.sshPublicKeys), o.registryUsername, o.registryPasswordSha256, o.command, JSON.stringify(o.env),
+  JSON.stringify(o.ports), o.startupScript, JSON.stringify(o.volumeIds),
 ];
+
+const toVolume = (row: Row): VolumeRecord => ({
+  volumeId: String(row.volume_id),
+  label: String(row.label),
+  name: String(row.name),
+  region: String(row.region),
+  sizeGb: num(row.size_gb),
+  createdAt: num(row.created_at_ms),
+});
+
+/** A live machine that has the volume `?` attached. */
+const ATTACHED = `exists (select 1 from sandbox_machines m
+  where m.terminated_at_ms is null and m.volume_ids @> jsonb_build_array(?::text))`;
 
 /** Frees the unit of capacity a machine held, for the machine rows the CTE `ended` returns. */
 const RELEASE = `update sandbox_offers o set taken = greatest(o.taken - 1, 0)
    from ended where ended.holds_capacity and o.offer_id = ended.offer_id`;
 
 /**
- * The sandbox's state in the control plane's database (migration 0006): tables `sandbox_machines` and
- * `sandbox_offers`, ids from the sequence `sandbox_machine_serial`. Every method is one statement, so no
+ * The sandbox's state in the control plane's database (migrations 0006 and 0011): tables `sandbox_machines`,
+ * `sandbox_offers` and `sandbox_volumes`, ids from the sequences `sandbox_machine_serial` and `sandbox_volume_serial`. Every method is one statement, so no
  * transaction is ever held open around a call (PGlite runs one query at a time).
  */
 export class SqlSandboxStore implements SandboxStore {
@@ -150,5 +181,42 @@ export class SqlSandboxStore implements SandboxStore {
        ${RELEASE}`,
       [machineId],
     );
+  }
+
+  async nextVolumeId(): Promise<string> {
+    const [row] = await this.db.execute<Row[]>(`select nextval('sandbox_volume_serial') as serial`);
+    return `sbv-${num(row!.serial)}`;
+  }
+
+  async addVolume(record: VolumeRecord): Promise<void> {
+    await this.db.execute(
+      `insert into sandbox_volumes (volume_id, label, name, region, size_gb, created_at_ms) values (?, ?, ?, ?, ?, ?)`,
+      [record.volumeId, record.label, record.name, record.region, record.sizeGb, record.createdAt],
+    );
+  }
+
+  async volume(volumeId: string): Promise<VolumeRecord | null> {
+    const [row] = await this.db.execute<Row[]>(
+      `select volume_id, label, name, region, size_gb, created_at_ms from sandbox_volumes where volume_id = ?`,
+      [volumeId],
+    );
+    return row ? toVolume(row) : null;
+  }
+
+  async volumeInUse(volumeId: string): Promise<boolean> {
+    const [row] = await this.db.execute<Row[]>(`select ${ATTACHED} as in_use`, [volumeId]);
+    return row?.in_use === true;
+  }
+
+  async deleteVolume(volumeId: string): Promise<'deleted' | 'gone' | 'in_use'> {
+    // one statement: a volume a live machine has attached is never deleted
+    const [row] = await this.db.execute<Row[]>(
+      `with target as (select volume_id, ${ATTACHED} as in_use from sandbox_volumes where volume_id = ?),
+       deleted as (delete from sandbox_volumes v using target t where v.volume_id = t.volume_id and not t.in_use returning v.volume_id)
+       select (select count(*) from target) as found, (select count(*) from deleted) as deleted`,
+      [volumeId, volumeId],
+    );
+    if (num(row!.found) === 0) return 'gone';
+    return num(row!.deleted) === 1 ? 'deleted' : 'in_use';
   }
 }

@@ -10,7 +10,8 @@ export interface MachineRecord {
   label: string | null;
   name: string;
   image: string;
-  sshPublicKey: string | null;
+  /** What the create asked for beyond the machine, kept as the cloud would run it. */
+  options: MachineRecordOptions;
   priceUsdPerHour: string;
   sshHost: string;
   sshPort: number;
@@ -21,6 +22,40 @@ export interface MachineRecord {
   terminatedAt: number | null;
   /** Whether it holds one unit of its offer's availability (foreign machines may not). */
   holdsCapacity: boolean;
+}
+
+/** A create's options as the simulated cloud keeps them; the registry password only as a SHA-256 digest. */
+export interface MachineRecordOptions {
+  sshPublicKeys: string[];
+  registryUsername: string | null;
+  registryPasswordSha256: string | null;
+  command: string | null;
+  env: Record<string, string>;
+  ports: number[];
+  startupScript: string | null;
+  volumeIds: string[];
+}
+
+export const NO_OPTIONS: MachineRecordOptions = {
+  sshPublicKeys: [],
+  registryUsername: null,
+  registryPasswordSha256: null,
+  command: null,
+  env: {},
+  ports: [],
+  startupScript: null,
+  volumeIds: [],
+};
+
+/** One network volume of the simulated cloud; times are milliseconds on the sandbox clock. */
+export interface VolumeRecord {
+  volumeId: string;
+  /** Our volume id, as a real cloud keeps it in the volume's name or tag. */
+  label: string;
+  name: string;
+  region: string;
+  sizeGb: number;
+  createdAt: number;
 }
 
 /** What has happened to one offer of the generated catalog; an offer without state is as generated. */
@@ -58,4 +93,12 @@ export interface SandboxStore {
   terminate(machineId: string, at: number): Promise<void>;
   /** Removes it without a trace, freeing the unit it held if it was live (lost upstream). */
   remove(machineId: string): Promise<void>;
+  /** A volume id never handed out before by this store. */
+  nextVolumeId(): Promise<string>;
+  addVolume(record: VolumeRecord): Promise<void>;
+  volume(volumeId: string): Promise<VolumeRecord | null>;
+  /** Whether a machine not terminated has it attached. */
+  volumeInUse(volumeId: string): Promise<boolean>;
+  /** In one step: `in_use` (nothing deleted) while a machine not terminated has it, else deleted (or already gone). */
+  deleteVolume(volumeId: string): Promise<'deleted' | 'gone' | 'in_use'>;
 }

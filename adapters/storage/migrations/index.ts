@@ -7,6 +7,7 @@ import { Migration0006SandboxAndManualCheckouts } from './0006-sandbox-and-manua
 import { Migration0007LaunchOutcomes } from './0007-launch-outcomes.ts';
 import { Migration0008BuiltinIdentity } from './0008-builtin-identity.ts';
 import { Migration0009IdentityLinksAndSessions } from './0009-identity-links-and-sessions.ts';
+import { Migration0011SandboxRentalOptionsAndVolumes } from './0011-sandbox-rental-options-and-volumes.ts';
 import { Migration0013VolumesAndRentalOptions } from './0013-volumes-and-rental-options.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -20,5 +21,6 @@ export const migrations = [
   { name: '0007-launch-outcomes', class: Migration0007LaunchOutcomes },
   { name: '0008-builtin-identity', class: Migration0008BuiltinIdentity },
   { name: '0009-identity-links-and-sessions', class: Migration0009IdentityLinksAndSessions },
+  { name: '0011-sandbox-rental-options-and-volumes', class: Migration0011SandboxRentalOptionsAndVolumes },
   { name: '0013-volumes-and-rental-options', class: Migration0013VolumesAndRentalOptions },
 ];

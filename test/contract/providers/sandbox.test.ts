@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRebootable, isSelfRemoving, type CreateMachineRequest, type ProviderFailure } from '../../../core/ports/providers.ts';
-import { createSandboxProvider, type SandboxConfig } from '../../../adapters/providers/sandbox/index.ts';
+import { isRebootable, isSelfRemoving, isVolumeHost, type CreateMachineRequest, type ProviderFailure } from '../../../core/ports/providers.ts';
+import { createSandboxProvider, sandboxModule, type SandboxConfig } from '../../../adapters/providers/sandbox/index.ts';
 import { MikroStorage } from '../../../adapters/storage/mikro-storage.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
-import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
+import { providerContract, failureOf, machineRequest, type ProviderHarness } from '../provider-contract.ts';
+import { volumeHostContract } from '../volume-host-contract.ts';
+import type { SandboxProvider } from '../../../adapters/providers/sandbox/adapter.ts';
 
 /** The sandbox keeps its state in the control plane's database; standing alone, in memory. Both are held to one suite. */
 let database: TestDatabase;
@@ -21,11 +24,43 @@ afterAll(async () => {
 const emptyCloud = async () => {
   await storage.execute('delete from sandbox_machines');
   await storage.execute('delete from sandbox_offers');
+  await storage.execute('delete from sandbox_volumes');
   return storage;
 };
 
-providerContract('sandbox', async () => ({ provider: createSandboxProvider({ seed: 7 }, await emptyCloud()), close: async () => {} }));
-providerContract('sandbox', async () => ({ provider: createSandboxProvider({ seed: 7 }), close: async () => {} }));
+/** The sandbox keeps every option on the machine, so the contract reads them straight from the simulated cloud. */
+const harnessOf = (provider: SandboxProvider): ProviderHarness => ({
+  provider,
+  close: async () => {},
+  echoed: async (machineId) => {
+    const machine = (await provider.cloud.getMachine(machineId))!;
+    const { options } = machine;
+    return { image: machine.image, registryUsername: options.registryUsername, command: options.command, env: options.env,
+      ports: options.ports, startupScript: options.startupScript, sshPublicKeys: options.sshPublicKeys, volumeIds: options.volumeIds };
+  },
+  volumeFor: async (offer) =>
+    (await provider.createVolume({ label: 'vol_contract', name: 'contract', sizeGb: 10, region: offer.region! })).volumeId,
+});
+
+providerContract('sandbox', async () => harnessOf(createSandboxProvider({ seed: 7 }, await emptyCloud())));
+providerContract('sandbox', async () => harnessOf(createSandboxProvider({ seed: 7 })));
+
+/** A sandbox volume host whose machines attach volumes in us-east, from an offer there with capacity. */
+const volumeHarness = async (provider: SandboxProvider) => {
+  const offer = (await provider.listOffers()).find((o) => o.region === 'us-east' && o.available > 0)!;
+  return {
+    provider,
+    region: 'us-east',
+    priceUsdPerGbMonth: '0.0725',
+    reportsInUse: true,
+    attach: async (volumeId: string) =>
+      (await provider.createMachine(machineRequest({ offerId: offer.id.slice(8), label: 'ins_attach1', volumeIds: [volumeId] }))).machineId,
+    upstreamLabelOf: async (volumeId: string) => (await provider.cloud.getVolume(volumeId))?.label ?? null,
+    close: async () => {},
+  };
+};
+volumeHostContract('sandbox', async () => volumeHarness(createSandboxProvider({ seed: 7, volumePriceUsdPerGbMonth: '0.0725' }, await emptyCloud())));
+volumeHostContract('sandbox', async () => volumeHarness(createSandboxProvider({ seed: 7, volumePriceUsdPerGbMonth: '0.0725' })));
 
 /** A clock the test moves by hand, so provisioning and reboots need no sleeping. */
 const manualClock = (start = Date.UTC(2026, 0, 1)) => {
@@ -60,6 +95,24 @@ describe('sandbox provider: capabilities', () => {
     expect(provider.extraFilterKeys).toEqual(
       expect.arrayContaining(['reliability', 'cuda', 'datacenter', 'form_factor', 'host_id', 'static_ip', 'rocm']),
     );
+  });
+
+  it('carries out every create option and hosts volumes', () => {
+    const provider = createSandboxProvider();
+    expect(provider.machineOptions).toEqual(['custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes']);
+    expect(isVolumeHost(provider)).toBe(true);
+  });
+
+  it('takes its volume price from SANDBOX_VOLUME_USD_PER_GB_MONTH, and refuses one that is not a decimal', async () => {
+    expect(sandboxModule.fromEnv({})).toMatchObject({ volumePriceUsdPerGbMonth: '0.07' });
+    expect(sandboxModule.fromEnv({ SANDBOX_VOLUME_USD_PER_GB_MONTH: '0.115' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.115' });
+    for (const bad of ['-1', '1e-2', '0.1234567', 'free']) {
+      expect(() => sandboxModule.fromEnv({ SANDBOX_VOLUME_USD_PER_GB_MONTH: bad })).toThrow(/^SANDBOX_VOLUME_USD_PER_GB_MONTH: /);
+    }
+    expect(() => createSandboxProvider({ volumePriceUsdPerGbMonth: '7 cents' })).toThrow(/volumePriceUsdPerGbMonth/);
+    const offers = await createSandboxProvider({ volumePriceUsdPerGbMonth: '0.115' }).volumeOffers();
+    expect(offers.map((o) => o.region)).toEqual(['us-east', 'us-central', 'us-west', 'ca-central', 'sa-east', 'eu-west', 'eu-central', 'eu-north', 'eu-south', 'ap-northeast', 'ap-east', 'ap-southeast', 'ap-south']);
+    expect(new Set(offers.map((o) => o.priceUsdPerGbMonth))).toEqual(new Set(['0.115']));
   });
 
   it('rejects nonsense configuration with a clear message', () => {
@@ -151,6 +204,92 @@ describe.each(['database', 'memory'] as const)('sandbox with its state in %s', (
       expect(await provider.getMachine(machine.machineId)).toBeNull();
       expect((await provider.getOffer(offerId))?.available).toBe(1);
       await provider.terminateMachine(machine.machineId); // already gone: still fine
+    });
+  });
+
+  describe('sandbox provider: create options and volumes', () => {
+    /** A machine in `region` from an offer with capacity there. */
+    const offerIn = async (provider: SandboxProvider, region: string) =>
+      (await provider.listOffers()).find((o) => o.region === region && o.available > 0)!.id.slice(8);
+
+    it('keeps every option exactly as asked, the registry password only as its SHA-256 digest', async () => {
+      const { provider, cloud } = await open();
+      const offerId = await offerIn(provider, 'eu-west');
+      const volume = await provider.createVolume({ label: 'vol_keep1', name: 'data', sizeGb: 50, region: 'eu-west' });
+      const machine = await provider.createMachine(
+        machineRequest({
+          offerId,
+          label: 'ins_opts1',
+          image: 'registry.example.com/team/trainer:7',
+          registryAuth: { username: 'robot$ci', password: 'pa ss' },
+          command: 'python -m train',
+          env: { EPOCHS: '3', EMPTY: '' },
+          ports: [8888, 8888, 22],
+          startupScript: '#!/bin/sh\necho hi\n',
+          sshPublicKeys: ['ssh-ed25519 AAAAfirst a@b', ' ssh-rsa AAAAsecond c@d '],
+          volumeIds: [volume.volumeId],
+        }),
+      );
+      const kept = (await cloud.getMachine(machine.machineId))!;
+      expect(kept.image).toBe('registry.example.com/team/trainer:7');
+      expect(kept.options).toEqual({
+        sshPublicKeys: ['ssh-ed25519 AAAAfirst a@b', 'ssh-rsa AAAAsecond c@d'],
+        registryUsername: 'robot$ci',
+        registryPasswordSha256: createHash('sha256').update('pa ss').digest('hex'),
+        command: 'python -m train',
+        env: { EPOCHS: '3', EMPTY: '' },
+        ports: [8888, 22],
+        startupScript: '#!/bin/sh\necho hi\n',
+        volumeIds: [volume.volumeId],
+      });
+      expect((await provider.getVolume(volume.volumeId))?.status).toBe('in_use');
+    });
+
+    it('a machine made without options keeps none', async () => {
+      const { provider, cloud } = await open();
+      const machine = await provider.createMachine(machineRequest({ offerId: await singleMachineOffer(provider), label: 'ins_bare' }));
+      const kept = (await cloud.getMachine(machine.machineId))!;
+      expect(kept.image).toBe('nvidia/cuda:12.8.1-runtime-ubuntu24.04');
+      expect(kept.options).toMatchObject({ sshPublicKeys: [], registryUsername: null, env: {}, ports: [], volumeIds: [] });
+    });
+
+    it('refuses options it cannot run, and volumes that are missing or in another region, making nothing', async () => {
+      const { provider } = await open();
+      const offerId = await offerIn(provider, 'us-west');
+      const elsewhere = await provider.createVolume({ label: 'vol_far', name: 'far', sizeGb: 10, region: 'eu-north' });
+      const cases: [Partial<CreateMachineRequest>, RegExp][] = [
+        [{ env: { 'NOT-A-NAME': 'x' } }, /environment variable name/],
+        [{ ports: [0] }, /port 0/],
+        [{ ports: [70_000] }, /port 70000/],
+        [{ image: 'two words' }, /image/],
+        [{ sshPublicKeys: ['ssh-ed25519 AAAA\nrm -rf /'] }, /one non-empty line/],
+        [{ registryAuth: { username: '', password: 'x' } }, /username and a password/],
+        [{ volumeIds: ['sbv-missing'] }, /volume sbv-missing does not exist/],
+        [{ volumeIds: [elsewhere.volumeId] }, /is in eu-north, the offer in us-west/],
+      ];
+      for (const [fields, reason] of cases) {
+        const failure = await failureOf(provider.createMachine(machineRequest({ offerId, label: 'ins_refused', ...fields })));
+        expect(failure.kind).toBe('rejected');
+        expect(failure.message).toMatch(reason);
+      }
+      expect(await provider.listMachines()).toEqual([]);
+      expect((await provider.getOffer(offerId))?.available).toBeGreaterThan(0);
+    });
+
+    it('makes volumes only in its regions, from 1 to 10000 GB, and frees a volume once its machine is terminated', async () => {
+      const { provider } = await open();
+      for (const sizeGb of [0, 10_001, 2.5]) {
+        expect((await failureOf(provider.createVolume({ label: 'vol_bad', name: 'x', sizeGb, region: 'us-east' }))).message).toMatch(/1 to 10000/);
+      }
+      const volume = await provider.createVolume({ label: 'vol_life', name: 'life', sizeGb: 10_000, region: 'ap-south' });
+      expect(volume).toEqual({ volumeId: volume.volumeId, region: 'ap-south', sizeGb: 10_000, status: 'available' });
+      const machine = await provider.createMachine(
+        machineRequest({ offerId: await offerIn(provider, 'ap-south'), label: 'ins_vol', volumeIds: [volume.volumeId] }),
+      );
+      await provider.terminateMachine(machine.machineId);
+      expect((await provider.getVolume(volume.volumeId))?.status).toBe('available');
+      await provider.deleteVolume(volume.volumeId);
+      expect(await provider.getVolume(volume.volumeId)).toBeNull();
     });
   });
 
