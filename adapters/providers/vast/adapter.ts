@@ -25,6 +25,7 @@ import {
   type SearchSettings,
 } from './mapping.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
+import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 
 export interface VastAdapterSettings {
   search: SearchSettings;
@@ -70,7 +71,11 @@ const withSignal = <T>(shared: Promise<T>, signal: AbortSignal | undefined): Pro
 
 export class VastProvider implements Provider, Rebootable {
   readonly name = PROVIDER_NAME;
-  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'ssh_keys'];
+  /**
+   * No `command`: with SSH access Vast runs its own entrypoint, so the image's command never runs (a startup
+   * script does); no `volumes`: Vast's volumes are local to one host, not network storage (no VolumeHost).
+   */
+  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'registry_auth', 'env', 'ports', 'startup_script', 'ssh_keys'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   /** Vast offers are containers on hosts that do not say how they are built. */
   readonly unfilterable: readonly StandardFilter[] = ['docker_in_docker', 'mig', 'baremetal', 'virtualized'];
@@ -138,8 +143,13 @@ export class VastProvider implements Provider, Rebootable {
     const what = `create on offer ${request.offerId}`;
     if (!NUMERIC_ID.test(request.offerId)) throw failure('rejected', what, 'not a Vast offer id', 404);
     if (request.label.length === 0 || request.label.length > 256) throw failure('rejected', what, 'label must be 1 to 256 characters');
-    if (request.sshPublicKeys.some((key) => /[\r\n\0]/.test(key.trim()))) {
-      throw failure('rejected', what, 'the SSH public key must be a single line');
+    const unsupported = unsupportedOptions(request, this.machineOptions);
+    if (unsupported.length > 0) throw failure('rejected', what, `Vast cannot carry out ${unsupported.join(', ')}`);
+    const problem = optionValuesProblem(request);
+    if (problem) throw failure('rejected', what, problem);
+    // image_login is a flag string: a credential with whitespace would split into other flags
+    if (request.registryAuth && /\s/.test(request.registryAuth.username + request.registryAuth.password)) {
+      throw failure('rejected', what, 'Vast takes registry credentials without spaces');
     }
 
     let response: VastResponse;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { gpuFamily } from '../../../core/market/gpu-family.ts';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { CreateMachineRequest, Machine, MachineStatus } from '../../../core/ports/providers.ts';
+import { registryOf } from '../shared/machine-options.ts';
 
 export const PROVIDER_NAME = 'vast';
 
@@ -214,14 +215,41 @@ export function offerSearchBody(settings: SearchSettings, offerId?: number): Rec
 
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
-/** Appends the caller's key at boot, as dstack does, so no account-wide key is needed. */
-const sshKeyScript = (publicKey: string): string =>
+/** Appends the caller's keys at boot, as dstack does, so no account-wide key is needed. */
+const sshKeyScript = (publicKeys: readonly string[]): string =>
   [
     'mkdir -p ~/.ssh',
     'chmod 700 ~/.ssh',
-    `echo ${shellQuote(publicKey.trim())} >> ~/.ssh/authorized_keys`,
+    ...publicKeys.map((key) => `echo ${shellQuote(key.trim())} >> ~/.ssh/authorized_keys`),
     'chmod 600 ~/.ssh/authorized_keys',
   ].join(' && ');
+
+/**
+ * Vast's `onstart`: the key installation first (the machine is reachable even if the caller's script fails),
+ * then the caller's startup script as it was given.
+ */
+export function onstartOf(request: Pick<CreateMachineRequest, 'sshPublicKeys' | 'startupScript'>): string | null {
+  const parts = [
+    ...(request.sshPublicKeys.length > 0 ? [sshKeyScript(request.sshPublicKeys)] : []),
+    ...(request.startupScript !== null ? [request.startupScript] : []),
+  ];
+  return parts.length > 0 ? parts.join('\n') : null;
+}
+
+/** Vast's `image_login`: docker login flags for the image's own registry. */
+export const imageLoginOf = (image: string, auth: { username: string; password: string }): string =>
+  `-u ${auth.username} -p ${auth.password} ${registryOf(image)}`;
+
+/**
+ * The env in the object form vast-cli and dstack send: the caller's variables, one `-p P:P` entry per port
+ * (Vast maps each to a host port of its choosing), SSH's 22, and our id last so no caller variable can replace it.
+ */
+export function envOf(request: Pick<CreateMachineRequest, 'env' | 'ports' | 'label'>): Record<string, string> {
+  const env: Record<string, string> = { ...request.env };
+  for (const port of new Set([22, ...request.ports])) env[`-p ${port}:${port}`] = '1';
+  env[INSTANCE_ID_ENV] = request.label;
+  return env;
+}
 
 export interface CreateSettings {
   diskGb: number;
@@ -230,14 +258,17 @@ export interface CreateSettings {
 
 /** Body of PUT /api/v0/asks/{id}/: our id in `label` and in the env, on-demand, start now or fail. */
 export function createBody(request: CreateMachineRequest, settings: CreateSettings): Record<string, unknown> {
+  const image = request.image ?? settings.defaultImage;
+  const onstart = onstartOf(request);
   return {
     client_id: 'me',
-    image: request.image ?? settings.defaultImage,
+    image,
+    ...(request.registryAuth ? { image_login: imageLoginOf(image, request.registryAuth) } : {}),
     disk: settings.diskGb,
     label: request.label,
     runtype: 'ssh',
-    env: { '-p 22:22': '1', [INSTANCE_ID_ENV]: request.label },
-    ...(request.sshPublicKeys[0] ? { onstart: sshKeyScript(request.sshPublicKeys[0]) } : {}),
+    env: envOf(request),
+    ...(onstart !== null ? { onstart } : {}),
     target_state: 'running',
     cancel_unavail: true,
   };

@@ -10,9 +10,27 @@ const KEY = 'vast-test-key';
 /** Fast settings for tests: no search pacing, millisecond backoff. */
 const FAST: Partial<VastProviderConfig> = { searchIntervalMs: 0, backoffBaseMs: 1, backoffMaxMs: 20, timeoutMs: 2_000 };
 
+/** The keys an onstart script appends to authorized_keys, in order. */
+const keysIn = (onstart: string | null): string[] =>
+  [...(onstart ?? '').matchAll(/echo '([^']*)' >> ~\/\.ssh\/authorized_keys/g)].map((match) => match[1]!);
+
 providerContract('vast', async () => {
   const fake = await startFakeVast({ apiKey: KEY });
-  return { provider: createVastProvider({ apiKey: KEY, baseUrl: fake.url, ...FAST }), close: () => fake.close() };
+  return {
+    provider: createVastProvider({ apiKey: KEY, baseUrl: fake.url, ...FAST }),
+    close: () => fake.close(),
+    echoed: async (machineId) => {
+      const instance = fake.state.instances.get(Number(machineId))!;
+      return {
+        image: instance.image,
+        registryUsername: /^-u (\S+) /.exec(instance.imageLogin ?? '')?.[1] ?? null,
+        env: Object.fromEntries(instance.extraEnv),
+        ports: instance.containerPorts,
+        startupScript: instance.onstart,
+        sshPublicKeys: keysIn(instance.onstart),
+      };
+    },
+  };
 });
 
 const SEARCH = /^\/api\/v0\/bundles\/$/;
@@ -309,6 +327,76 @@ describe('vast create', () => {
     expect(body).not.toHaveProperty('onstart');
   });
 
+  it('carries out image, registry login, env, ports, startup script and several keys, the Vast way', async () => {
+    const provider = await open();
+    expect(provider.machineOptions).toEqual(['custom_image', 'registry_auth', 'env', 'ports', 'startup_script', 'ssh_keys']);
+    const keys = ['ssh-ed25519 AAAAfirst one@a', "ssh-rsa AAAAsec'ond two@b"];
+    const created = await provider.createMachine(
+      rent('31415926', 'ins_opts01', {
+        image: 'ghcr.io/acme/trainer:2',
+        registryAuth: { username: 'robot', password: 'tok3n' },
+        env: { EPOCHS: '3', CP_INSTANCE_ID: 'ins_someone_else' },
+        ports: [8888, 22],
+        startupScript: 'cd /workspace\npython train.py &',
+        sshPublicKeys: keys,
+      }),
+    );
+    const body = fake.requestsTo('PUT', ASKS)[0]!.body as Record<string, unknown>;
+    expect(body.image).toBe('ghcr.io/acme/trainer:2');
+    expect(body.image_login).toBe('-u robot -p tok3n ghcr.io');
+    // our id wins over a caller variable of the same name: the reconciler finds machines by it
+    expect(body.env).toEqual({ EPOCHS: '3', CP_INSTANCE_ID: 'ins_opts01', '-p 22:22': '1', '-p 8888:8888': '1' });
+    expect(body.onstart).toBe(
+      "mkdir -p ~/.ssh && chmod 700 ~/.ssh && echo 'ssh-ed25519 AAAAfirst one@a' >> ~/.ssh/authorized_keys" +
+        " && echo 'ssh-rsa AAAAsec'\\''ond two@b' >> ~/.ssh/authorized_keys && chmod 600 ~/.ssh/authorized_keys" +
+        '\ncd /workspace\npython train.py &',
+    );
+    const upstream = fake.state.instances.get(Number(created.machineId))!;
+    expect(upstream.imageLogin).toBe('-u robot -p tok3n ghcr.io');
+    expect(upstream.containerPorts.sort()).toEqual([22, 8888]);
+    const wire = await request(`${fake.url}/api/v0/instances/${created.machineId}/`, { headers: { authorization: `Bearer ${KEY}` } });
+    const { instances } = (await wire.body.json()) as { instances: { ports: Record<string, unknown> } };
+    expect(Object.keys(instances.ports).sort()).toEqual(['22/tcp', '8888/tcp']);
+  });
+
+  it('logs in to Docker Hub for an image without a registry host, and sends only the script without keys', async () => {
+    const provider = await open();
+    await provider.createMachine(
+      rent('31415926', 'ins_hub01', { image: 'acme/private:1', registryAuth: { username: 'me', password: 'pw' }, sshPublicKeys: [], startupScript: 'nvidia-smi' }),
+    );
+    const body = fake.requestsTo('PUT', ASKS)[0]!.body as Record<string, unknown>;
+    expect(body.image_login).toBe('-u me -p pw docker.io');
+    expect(body.onstart).toBe('nvidia-smi');
+  });
+
+  it('refuses what it cannot carry out before calling Vast: a command, volumes, spaced credentials, bad names and ports', async () => {
+    const provider = await open();
+    const cases: [Partial<CreateMachineRequest>, RegExp][] = [
+      [{ command: 'python serve.py' }, /Vast cannot carry out command/],
+      [{ volumeIds: ['V.123'] }, /Vast cannot carry out volumes/],
+      [{ image: 'x/y:1', registryAuth: { username: 'a b', password: 'c' } }, /without spaces/],
+      [{ env: { '1BAD': 'x' } }, /not an environment variable name/],
+      [{ ports: [65_536] }, /port 65536/],
+    ];
+    for (const [fields, reason] of cases) {
+      const failure = await failureOf(provider.createMachine(rent('31415926', 'ins_no01', fields)));
+      expect(failure).toMatchObject({ kind: 'rejected' });
+      expect(failure.message).toMatch(reason);
+    }
+    expect(fake.requestsTo('PUT', ASKS)).toHaveLength(0);
+  });
+
+  it('the fake refuses a malformed image_login as Vast would', async () => {
+    await open();
+    const put = await request(`${fake.url}/api/v0/asks/31415926/`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ image: 'x/y:1', image_login: 'robot:secret' }),
+    });
+    expect(put.statusCode).toBe(400);
+    expect(await put.body.json()).toMatchObject({ error: 'invalid_args' });
+  });
+
   it('never retries a create: a 5xx is ambiguous, a 429 a definite rejection', async () => {
     const provider = await open();
     fake.failNext(1, { status: 503, path: ASKS });
@@ -399,6 +487,8 @@ describe('vast instances: quirks, lifecycle', () => {
         runtype: 'ssh',
         env: {},
         extraEnv: [],
+        containerPorts: [22],
+        imageLogin: null,
         onstart: null,
         intended: 'running',
         bootStartedAt: Date.now(),

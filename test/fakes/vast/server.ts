@@ -30,6 +30,10 @@ export interface FakeVastInstance {
   /** The env exactly as the client sent it: a docker-flag string or an object. */
   env: unknown;
   extraEnv: [string, string][];
+  /** Container ports asked for with `-p P:P` in the env (either form); each gets a host port while running. */
+  containerPorts: number[];
+  /** `image_login` as sent: "-u USER -p PASS REGISTRY". */
+  imageLogin: string | null;
   onstart: string | null;
   intended: 'running' | 'stopped';
   bootStartedAt: number;
@@ -158,6 +162,27 @@ const compare = (value: unknown, op: string, operand: unknown): boolean => {
   }
 };
 
+/** The container ports of `-p HOST:CONTAINER` flags, from either env form; null when a flag is malformed. */
+function parsePorts(env: unknown): number[] | null {
+  const flags: string[] = [];
+  if (typeof env === 'string') {
+    const tokens = env.match(/\S+/g) ?? [];
+    for (let i = 0; i < tokens.length; i++) if (tokens[i] === '-p') flags.push(tokens[++i] ?? '');
+  } else if (env !== null && typeof env === 'object') {
+    for (const key of Object.keys(env)) if (key.startsWith('-p ')) flags.push(key.slice(3).trim());
+  }
+  const ports: number[] = [];
+  for (const flag of flags) {
+    const match = /^(\d{1,5}):(\d{1,5})(?:\/(?:tcp|udp))?$/.exec(flag);
+    if (!match || Number(match[2]) < 1 || Number(match[2]) > 65_535) return null;
+    ports.push(Number(match[2]));
+  }
+  return ports;
+}
+
+/** `image_login` is docker login's flags: "-u USER -p PASS REGISTRY". */
+const IMAGE_LOGIN = /^-u \S+ -p \S+ \S+$/;
+
 /** Docker-flag string ("-e K=V -p 22:22") or object ({"K": "V", "-p 22:22": "1"}) -> env pairs. */
 function parseEnv(env: unknown): [string, string][] | null {
   if (env === undefined || env === null) return [];
@@ -201,7 +226,11 @@ function renderInstance(state: FakeVastState, instance: FakeVastInstance): Recor
     public_ipaddr: booted ? `${offer?.public_ipaddr ?? '198.51.100.1'}\n` : null,
     ssh_host: `ssh${(instance.id % 9) + 1}.vast.ai`,
     ssh_port: sshPort,
-    ports: booted ? { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(41000 + (instance.id % 1000)) }] } : {},
+    ports: booted
+      ? Object.fromEntries(
+          instance.containerPorts.map((port, i) => [`${port}/tcp`, [{ HostIp: '0.0.0.0', HostPort: String(41000 + ((instance.id + i * 7) % 1000)) }]]),
+        )
+      : {},
     num_gpus: offer?.num_gpus ?? null,
     gpu_name: offer?.gpu_name ?? null,
     gpu_ram: offer?.gpu_ram ?? null,
@@ -306,6 +335,12 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
     if (typeof runtype !== 'string' || !RUNTYPES.has(runtype)) return send(res, 400, error('invalid_args', `unknown runtype ${String(runtype)}`));
     const extraEnv = parseEnv(body.env);
     if (extraEnv === null) return send(res, 400, error('invalid_args', 'env must be a string or an object'));
+    const containerPorts = parsePorts(body.env);
+    if (containerPorts === null) return send(res, 400, error('invalid_args', 'a port flag in env must read -p HOST:CONTAINER'));
+    if (body.image_login !== undefined && (typeof body.image_login !== 'string' || !IMAGE_LOGIN.test(body.image_login))) {
+      return send(res, 400, error('invalid_args', 'image_login must read "-u USER -p PASS REGISTRY"'));
+    }
+    if (body.onstart !== undefined && typeof body.onstart !== 'string') return send(res, 400, error('invalid_args', 'onstart must be a string'));
     if (body.price !== undefined && (typeof body.price !== 'number' || body.price < 0.001 || body.price > 128)) {
       return send(res, 400, error('invalid_price', 'price must be between 0.001 and 128', { ask_id: offerId }));
     }
@@ -322,6 +357,8 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
       runtype,
       env: body.env,
       extraEnv,
+      containerPorts,
+      imageLogin: typeof body.image_login === 'string' ? body.image_login : null,
       onstart: typeof body.onstart === 'string' ? body.onstart : null,
       intended: erroring || body.target_state === 'stopped' ? 'stopped' : 'running',
       bootStartedAt: Date.now(),
