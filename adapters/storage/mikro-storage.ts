@@ -18,6 +18,9 @@ import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
 import { MikroSweepStore } from './stores/sweep-store.ts';
 import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
+import { MikroImageStore } from './stores/image-store.ts';
+import { MikroSshKeyStore } from './stores/ssh-key-store.ts';
+import { MikroTemplateStore } from './stores/template-store.ts';
 import { MikroVolumeStore } from './stores/volume-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
@@ -77,6 +80,9 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   instances: new MikroInstanceStore(em),
   sweep: new MikroSweepStore(em),
   autoRecharges: new MikroAutoRechargeStore(em),
+  sshKeys: new MikroSshKeyStore(em),
+  images: new MikroImageStore(em),
+  templates: new MikroTemplateStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

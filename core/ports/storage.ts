@@ -5,6 +5,7 @@ import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
 import type { DeviceFlow, IdentityLink } from '../identity/links.ts';
 import type { Volume } from '../volumes/volume.ts';
 import type { Token } from '../tenancy/token.ts';
+import type { ImageStore, SshKeyStore, TemplateStore } from './catalog-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -43,6 +44,9 @@ export interface UnitOfWork {
   instances: InstanceStore;
   sweep: SweepStore;
   autoRecharges: AutoRechargeStore;
+  sshKeys: SshKeyStore;
+  images: ImageStore;
+  templates: TemplateStore;
 }
 
 export interface AutoRechargeStore {

@@ -4,6 +4,7 @@ import { PROVIDER_MODULES } from '../../adapters/providers/registry.ts';
 import type { StorageTarget } from '../../adapters/storage/mikro-storage.ts';
 import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
 import { authFromEnv, type AuthConfig } from './auth.ts';
+import { parseSecretsKey, SECRETS_KEY_FORMAT } from '../../adapters/crypto/secrets-key.ts';
 
 /** Typed configuration of a control plane, whoever builds it: environment variables or an embedding program. */
 export interface ControlPlaneConfig {
@@ -29,6 +30,11 @@ export interface ControlPlaneConfig {
   checkoutReturnUrl?: string;
   /** Sign-in: mail, the identity provider (built-in unless Cognito is set), GitHub's device flow. */
   auth?: AuthConfig;
+  /**
+   * The 32-byte key that seals registry passwords (AES-256-GCM). Unset: the embedded database keeps one in its
+   * directory (secrets.key); PostgreSQL then keeps no registry passwords (docs/decisions.md, Catalog).
+   */
+  secretsKey?: Uint8Array;
 }
 
 export type PaymentsConfig =
@@ -93,6 +99,11 @@ const EnvSchema = z.object({
   MARKUP_BPS: z.coerce.number().int().min(0).max(100_000).default(0),
   MARKET_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   RENTALS_OPEN: z.enum(['true', 'false']).optional(),
+  // the message never repeats the value: it is a key
+  SECRETS_KEY: z
+    .string()
+    .transform((text, ctx) => parseSecretsKey(text) ?? (ctx.addIssue({ code: 'custom', message: `must be ${SECRETS_KEY_FORMAT}` }), z.NEVER))
+    .optional(),
   TRUST_PROXY: z
     .union([z.enum(['true', 'false']), z.coerce.number().int().min(0)])
     .default('false')
@@ -157,6 +168,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
         : { kind: 'manual' },
     publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
     ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
+    ...(e.SECRETS_KEY && { secretsKey: e.SECRETS_KEY }),
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

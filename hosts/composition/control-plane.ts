@@ -40,6 +40,10 @@ import { createSignInAdapters } from './auth.ts';
 import { authorizeRoutes } from '../http/routes/authorize-routes.ts';
 import { authRoutes } from '../http/routes/auth-routes.ts';
 import { SignInService } from '../../core/identity/sign-in-service.ts';
+import { CatalogService } from '../../core/catalog/catalog-service.ts';
+import { NodeSha256 } from '../../adapters/crypto/aes-gcm-secret-box.ts';
+import { catalogRoutes } from '../http/routes/catalog-routes.ts';
+import { chooseSecretBox, requireOpenableSecrets } from './secrets.ts';
 
 /** Injection tokens of the container. */
 export const TOKENS = {
@@ -60,6 +64,7 @@ export const TOKENS = {
   payments: 'Payments',
   paymentsService: 'PaymentsService',
   signIn: 'SignInService',
+  catalog: 'CatalogService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -72,6 +77,7 @@ export interface ControlPlaneServices {
   sweep: SweepService;
   payments: PaymentsService;
   signIn: SignInService;
+  catalog: CatalogService;
 }
 
 export interface ControlPlane {
@@ -247,6 +253,18 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  // after the database opened: the embedded default keeps its key in the database's directory
+  let secretBox: ReturnType<typeof chooseSecretBox>;
+  try {
+    secretBox = chooseSecretBox(config);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  container.register(TOKENS.catalog, {
+    useFactory: instanceCachingFactory((c) => new CatalogService({ ...basics(c), hashing: new NodeSha256(), secretBox: secretBox.box })),
+  });
+
   const signInAdapters = await createSignInAdapters(config.auth ?? {}, { database: storage, clock: container.resolve<Clock>(TOKENS.clock), logger, publicUrl });
   container.register(TOKENS.signIn, {
     useFactory: instanceCachingFactory(
@@ -272,8 +290,15 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     sweep: container.resolve<SweepService>(TOKENS.sweep),
     payments: container.resolve<PaymentsService>(TOKENS.paymentsService),
     signIn: container.resolve<SignInService>(TOKENS.signIn),
+    catalog: container.resolve<CatalogService>(TOKENS.catalog),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
+  try {
+    await requireOpenableSecrets(services.catalog, secretBox.source);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
 
   // The billing sweep, every minute; across processes only one runs at a time (storage.exclusive).
   const sweepJob =
@@ -300,6 +325,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
     ...instanceRoutes(services.rentals),
+    ...catalogRoutes(services.catalog),
     ...authRoutes(services.signIn),
     ...(signInAdapters.builtin
       ? authorizeRoutes({

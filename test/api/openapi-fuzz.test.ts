@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_KEY, startApi, type TestApi } from '../support/api.ts';
 import { operationsOf, requestFor, type FuzzRequest, type Hints, type OpenApiDoc, type Operation } from '../support/request-fuzz.ts';
+import { sshKeygen } from '../support/ssh-keys.ts';
 
 const OPERATOR = { 'x-service-operator-key': OPERATOR_KEY };
 /** Requests per operation; every operation of the route table gets its share. */
@@ -25,7 +26,11 @@ beforeAll(async () => {
   const instance = await api.call('POST', '/v1/instances', { ...as, body: { node_id: nodes[0], termination_hours: 2 } });
   const deposit = await api.call('POST', '/v1/billing/deposits', { ...as, body: { amount_usd: 5 } });
   const checkout = await api.call('POST', '/v1/billing/checkout', { ...as, body: { amount_usd: 5 } });
-  expect([weak.status, spare.status, instance.status, deposit.status, checkout.status]).toEqual([201, 201, 201, 201, 201]);
+  const publicKey = sshKeygen('ed25519').publicLine;
+  const sshKey = await api.call('POST', '/v1/ssh-keys', { ...as, body: { name: 'fuzz', public_key: publicKey } });
+  const image = await api.call('POST', '/v1/images', { ...as, body: { name: 'fuzz', image: 'ubuntu:24.04', registry_username: 'u' } });
+  const template = await api.call('POST', '/v1/templates', { ...as, body: { name: 'fuzz', image_id: image.body.id, ssh_key_ids: [sshKey.body.id] } });
+  expect([weak.status, spare.status, instance.status, deposit.status, checkout.status, sshKey.status, image.status, template.status]).toEqual([201, 201, 201, 201, 201, 201, 201, 201]);
   credentials = { bearer: tenant.token, weakBearer: weak.body.token, operatorKey: OPERATOR_KEY };
   const later = new Date(api.clock.now().getTime() + 3_600_000).toISOString();
   hints = {
@@ -53,6 +58,15 @@ beforeAll(async () => {
     provider: ['sandbox', 'nope'],
     extra_filters: ['reliability>=0.9', 'nonsense'],
     status: ['pending', 'confirmed', 'nope'],
+    key_id: [sshKey.body.id, 'key_unknown0'],
+    image_id: [image.body.id, 'img_unknown0', null],
+    template_id: [template.body.id, 'tpl_unknown0'],
+    public_key: [publicKey, sshKeygen('ecdsa').publicLine, 'ssh-ed25519 AAAA', sshKeygen('ed25519').privateText],
+    image: ['ubuntu:24.04', 'ghcr.io/acme/app:v1', 'Not A Reference', null],
+    ssh_key_ids: [[sshKey.body.id], [], ['key_unknown0']],
+    volume_ids: [[], ['vol_abc']],
+    ports: [[22, 8888], [0], []],
+    env: [{ A: '1' }, { '1x': 'y' }],
   };
 }, 60_000);
 afterAll(async () => api?.close());

@@ -13,11 +13,19 @@ import {
   type Provider,
   type ProviderFailureKind,
   type Rebootable,
+  type UpstreamVolume,
+  type VolumeHost,
+  type VolumeOffer,
 } from '../../../core/ports/providers.ts';
+import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 import { RunpodHttpError, type RunpodClient } from './client.ts';
 import {
   CLOUDS,
   createPodBody,
+  DataCenterListWire,
+  NetworkVolumeWire,
+  registryNameFor,
+  RegistryWire,
   EXTRA_FILTER_KEYS,
   GpuTypeWire,
   labelOf,
@@ -42,6 +50,8 @@ export interface RunpodSettings {
   defaultImage: string;
   /** Container disk requested for every pod, and reported as the offers' disk. */
   diskGb: number;
+  /** What a network volume costs, exact decimal USD per GB-month (RunPod lists $0.07 under 1 TB). */
+  volumePriceUsdPerGbMonth: string;
 }
 
 const statusOf = (error: unknown): number | null => (error instanceof RunpodHttpError ? error.status : null);
@@ -68,10 +78,21 @@ const refusalOr = (otherwise: ProviderFailureKind) => (error: unknown): Provider
 };
 
 const podPath = (machineId: string): string => `/v2/pods/${encodeURIComponent(machineId)}`;
+const volumePath = (volumeId: string): string => `/v2/network-volumes/${encodeURIComponent(volumeId)}`;
+const registryPath = (registryId: string): string => `/v2/registries/${encodeURIComponent(registryId)}`;
 
-export class RunpodProvider implements Provider, Rebootable {
+const toVolume = (volume: NetworkVolumeWire): UpstreamVolume => ({
+  volumeId: volume.id,
+  region: volume.dataCenter,
+  sizeGb: volume.size,
+  // RunPod states neither progress nor attachment: a volume it answers for is there to use
+  status: 'available',
+});
+
+export class RunpodProvider implements Provider, Rebootable, VolumeHost {
   readonly name = PROVIDER_NAME;
-  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'ssh_keys'];
+  /** No `startup_script`: RunPod runs no script of ours at boot, only the container's command. */
+  readonly machineOptions: readonly MachineOption[] = ['custom_image', 'registry_auth', 'command', 'env', 'ports', 'ssh_keys', 'volumes'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   /** RunPod places a pod anywhere in its cloud and states no network figures. */
   readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports', 'country', 'region'];
@@ -137,23 +158,67 @@ export class RunpodProvider implements Provider, Rebootable {
     const key = parseOfferId(request.offerId);
     if (!key) throw new ProviderFailure(PROVIDER_NAME, 'rejected', `create: "${request.offerId}" is not a RunPod offer id`);
     const what = `create a pod for ${request.label}`;
+    const refuse = (reason: string) => new ProviderFailure(PROVIDER_NAME, 'rejected', `${what}: ${reason}`);
+    const unsupported = unsupportedOptions(request, this.machineOptions);
+    if (unsupported.length > 0) throw refuse(`RunPod cannot carry out ${unsupported.join(', ')}`);
+    const problem = optionValuesProblem(request);
+    if (problem) throw refuse(problem);
+    if (request.volumeIds.length > 1) throw refuse('RunPod attaches one network volume per pod');
+    if (request.volumeIds.length > 0 && key.cloud !== 'SECURE') throw refuse('RunPod attaches network volumes to Secure Cloud pods only');
+
+    const volume = request.volumeIds[0] === undefined ? null : await this.#volumeToAttach(request.volumeIds[0], what);
+    const registryId = request.registryAuth ? await this.#createRegistry(request.label, request.registryAuth, what) : null;
     const body = createPodBody({
       key,
       label: request.label,
       image: request.image ?? this.#settings.defaultImage,
       diskGb: this.#settings.diskGb,
-      sshPublicKey: request.sshPublicKeys[0] ?? null,
+      sshPublicKeys: request.sshPublicKeys,
+      env: request.env,
+      ports: request.ports,
+      command: request.command,
+      registryId,
+      volume,
     });
     let answer: unknown;
     try {
       // No idempotency key upstream: only a 429 is retried; a lost answer is left to the reconciler.
       answer = await this.#client.rest('POST', '/v2/pods', { body, retry: 'once' });
     } catch (error) {
-      throw fail(refusalOr('ambiguous')(error), what, error);
+      const failure = fail(refusalOr('ambiguous')(error), what, error);
+      // only a definite refusal frees the credential; after a lost answer a pod may be pulling with it
+      if (failure.kind === 'rejected' && registryId) await this.#deleteRegistry(registryId);
+      throw failure;
     }
     const pod = PodWire.safeParse(answer);
     if (!pod.success) throw new ProviderFailure(PROVIDER_NAME, 'ambiguous', `${what}: the answer to a create was unreadable`);
     return toMachine(pod.data);
+  }
+
+  /** The volume's data center, where the pod must be placed; a volume RunPod does not know is a refusal. */
+  async #volumeToAttach(volumeId: string, what: string): Promise<{ volumeId: string; dataCenter: string }> {
+    const volume = await this.getVolume(volumeId).catch((error: unknown) => {
+      throw fail('unavailable', `${what}: read network volume ${volumeId}`, error);
+    });
+    if (!volume) throw new ProviderFailure(PROVIDER_NAME, 'rejected', `${what}: no network volume ${volumeId}`);
+    return { volumeId, dataCenter: volume.region };
+  }
+
+  /**
+   * RunPod pulls a private image only with a stored credential: one is made per pod ("cp-<our id>") and removed
+   * when the pod is terminated, so no secret is shared between tenants or left behind.
+   */
+  async #createRegistry(label: string, auth: { username: string; password: string }, what: string): Promise<string> {
+    try {
+      const body = { name: registryNameFor(label), username: auth.username, password: auth.password };
+      return RegistryWire.parse(await this.#client.rest('POST', '/v2/registries', { body, retry: 'once' })).id;
+    } catch (error) {
+      throw fail(refusalOr('unavailable')(error), `${what}: store the registry credential`, error);
+    }
+  }
+
+  async #deleteRegistry(registryId: string): Promise<void> {
+    await this.#client.rest('DELETE', registryPath(registryId), { retry: 'safe' }).catch(() => undefined);
   }
 
   async getMachine(machineId: string): Promise<Machine | null> {
@@ -176,11 +241,57 @@ export class RunpodProvider implements Provider, Rebootable {
   }
 
   async terminateMachine(machineId: string): Promise<void> {
+    // the pod names the registry credential made for it; a failed read must not stop the termination
+    const registryId = await this.#client
+      .rest('GET', podPath(machineId), { retry: 'safe' })
+      .then((body) => PodWire.safeParse(body).data?.registry ?? null, () => null);
     try {
       await this.#client.rest('DELETE', podPath(machineId), { retry: 'safe' });
     } catch (error) {
       if (isNotFound(error)) return;
       throw fail(refusalOr('unavailable')(error), `terminate pod ${machineId}`, error);
+    }
+    if (registryId) await this.#deleteRegistry(registryId);
+  }
+
+  async volumeOffers(): Promise<VolumeOffer[]> {
+    try {
+      const { dataCenters } = DataCenterListWire.parse(await this.#client.rest('GET', '/v2/catalog/datacenters', { retry: 'safe' }));
+      return dataCenters
+        .filter((dc) => (dc.networkVolumeTypes ?? []).length > 0)
+        .map((dc) => ({ region: dc.id, priceUsdPerGbMonth: this.#settings.volumePriceUsdPerGbMonth }));
+    } catch (error) {
+      throw fail('unavailable', 'list data centers', error);
+    }
+  }
+
+  /** The volume's `name` is our label, as a pod's is: RunPod keeps nothing else we could find it by. */
+  async createVolume(request: { label: string; name: string; sizeGb: number; region: string }): Promise<UpstreamVolume> {
+    const what = `create network volume ${request.label}`;
+    try {
+      const body = { name: request.label, size: request.sizeGb, dataCenter: request.region };
+      return toVolume(NetworkVolumeWire.parse(await this.#client.rest('POST', '/v2/network-volumes', { body, retry: 'once' })));
+    } catch (error) {
+      throw fail(refusalOr('ambiguous')(error), what, error);
+    }
+  }
+
+  async getVolume(volumeId: string): Promise<UpstreamVolume | null> {
+    try {
+      return toVolume(NetworkVolumeWire.parse(await this.#client.rest('GET', volumePath(volumeId), { retry: 'safe' })));
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw fail('unavailable', `read network volume ${volumeId}`, error);
+    }
+  }
+
+  /** RunPod refuses (4xx) while a pod still has the volume: that stays a refusal. */
+  async deleteVolume(volumeId: string): Promise<void> {
+    try {
+      await this.#client.rest('DELETE', volumePath(volumeId), { retry: 'safe' });
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw fail(refusalOr('unavailable')(error), `delete network volume ${volumeId}`, error);
     }
   }
 

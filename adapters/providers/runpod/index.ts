@@ -1,4 +1,4 @@
-import { envCredentials, envUrl, type ProviderModule } from '../provider-module.ts';
+import { envCredentials, envUrl, envUsdPrice, isUsdPrice, type ProviderModule } from '../provider-module.ts';
 import type { Dispatcher } from 'undici';
 import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
 import { RunpodProvider } from './adapter.ts';
@@ -21,6 +21,8 @@ export interface RunpodProviderConfig {
   defaultImage?: string;
   /** Container disk of every pod, in GB. */
   diskGb?: number;
+  /** Network volume price, exact decimal USD per GB-month (default 0.07: RunPod's list price under 1 TB). */
+  volumePriceUsdPerGbMonth?: string;
   dispatcher?: Dispatcher;
 }
 
@@ -32,10 +34,13 @@ export const RUNPOD_DEFAULTS = {
   maxRetryAfterMs: 10_000,
   defaultImage: 'runpod/pytorch:1.0.2-cu1281-torch280-ubuntu2404',
   diskGb: 50,
+  volumePriceUsdPerGbMonth: '0.07',
 } as const;
 
-export function createRunpodProvider(config: RunpodProviderConfig): Provider & Rebootable {
+export function createRunpodProvider(config: RunpodProviderConfig): RunpodProvider {
   if (!config.apiKey) throw new Error('runpod: an API key is required');
+  const volumePrice = config.volumePriceUsdPerGbMonth ?? RUNPOD_DEFAULTS.volumePriceUsdPerGbMonth;
+  if (!isUsdPrice(volumePrice)) throw new Error(`runpod: volumePriceUsdPerGbMonth must be a decimal USD amount, got "${volumePrice}"`);
   const baseUrl = (config.baseUrl ?? RUNPOD_DEFAULTS.baseUrl).replace(/\/+$/, '');
   const client = new RunpodClient({
     apiKey: config.apiKey,
@@ -50,6 +55,7 @@ export function createRunpodProvider(config: RunpodProviderConfig): Provider & R
   return new RunpodProvider(client, {
     defaultImage: config.defaultImage ?? RUNPOD_DEFAULTS.defaultImage,
     diskGb: config.diskGb ?? RUNPOD_DEFAULTS.diskGb,
+    volumePriceUsdPerGbMonth: volumePrice,
   });
 }
 
@@ -61,7 +67,8 @@ export const runpodModule: ProviderModule<RunpodProviderConfig> = {
   fromEnv(env) {
     const credentials = envCredentials(env, 'RUNPOD', 'RunPod');
     const graphqlUrl = envUrl(env, 'RUNPOD_GRAPHQL_URL');
-    return credentials && { ...credentials, ...(graphqlUrl && { graphqlUrl }) };
+    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'RUNPOD_VOLUME_USD_PER_GB_MONTH', RUNPOD_DEFAULTS.volumePriceUsdPerGbMonth);
+    return credentials && { ...credentials, ...(graphqlUrl && { graphqlUrl }), volumePriceUsdPerGbMonth };
   },
   create: (config) => createRunpodProvider(config),
 };

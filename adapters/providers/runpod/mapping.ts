@@ -274,6 +274,8 @@ export const PodWire = z.object({
   name: z.string().nullish(),
   status: z.string().nullish(),
   env: z.record(z.string(), z.unknown()).nullish(),
+  /** The container registry credential the pod pulled its image with. */
+  registry: z.string().nullish(),
   /** USD per hour for the whole pod; 0 when exited. */
   cost: z.union([z.number(), z.string()]).nullish(),
   ssh: z.object({ direct: SshEndpointWire.nullish() }).nullish(),
@@ -327,26 +329,65 @@ export function toMachine(pod: PodWire): Machine {
 // ---------------------------------------------------------------------------------------------
 // Create: REST v2 POST /v2/pods (the body admits no unknown properties)
 
+/** Where a network volume appears inside the pod: RunPod's own default for pod volumes. */
+export const VOLUME_MOUNT_PATH = '/workspace';
+
 export interface CreatePodInput {
   key: OfferKey;
   label: string;
   image: string;
   diskGb: number;
-  sshPublicKey: string | null;
+  sshPublicKeys: readonly string[];
+  env: Readonly<Record<string, string>>;
+  ports: readonly number[];
+  /** The container's start command (v2 `args`, what the console calls "Container Start Command"). */
+  command: string | null;
+  /** A container registry credential id made for this pod. */
+  registryId: string | null;
+  /** A network volume, and the data center it lives in (the pod must be placed there). */
+  volume: { volumeId: string; dataCenter: string } | null;
 }
 
-export function createPodBody({ key, label, image, diskGb, sshPublicKey }: CreatePodInput): Record<string, unknown> {
-  const env: Record<string, string> = { [LABEL_ENV]: label };
-  // RunPod images add PUBLIC_KEY to authorized_keys; startSsh keeps ours rather than the account's.
-  if (sshPublicKey) env.PUBLIC_KEY = sshPublicKey;
+export function createPodBody(input: CreatePodInput): Record<string, unknown> {
+  const { key, label, sshPublicKeys } = input;
+  // our id last, so a caller variable of the same name cannot hide the pod from the reconciler
+  const env: Record<string, string> = { ...input.env, [LABEL_ENV]: label };
+  // RunPod images append PUBLIC_KEY to authorized_keys (one key a line); startSsh keeps ours rather than the account's.
+  if (sshPublicKeys.length > 0) env.PUBLIC_KEY = sshPublicKeys.map((k) => k.trim()).join('\n');
   return {
     name: label,
-    image,
+    image: input.image,
     gpu: { id: key.gpuTypeId, count: key.count },
     cloud: key.cloud,
-    disk: diskGb,
-    ports: ['22/tcp'],
+    disk: input.diskGb,
+    ports: [...new Set([22, ...input.ports])].map((port) => `${port}/tcp`),
     env,
-    startSsh: sshPublicKey !== null,
+    startSsh: sshPublicKeys.length > 0,
+    ...(input.command !== null ? { args: input.command } : {}),
+    ...(input.registryId !== null ? { registry: input.registryId } : {}),
+    ...(input.volume
+      ? { dataCenterIds: [input.volume.dataCenter], mounts: { network: [{ volumeId: input.volume.volumeId, path: VOLUME_MOUNT_PATH }] } }
+      : {}),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Network volumes and registry credentials: REST v2 /v2/network-volumes, /v2/registries
+
+export const NetworkVolumeWire = z.object({
+  id: z.string().min(1),
+  name: z.string().nullish(),
+  /** GB */
+  size: z.number().int().positive(),
+  dataCenter: z.string().min(1),
+});
+export type NetworkVolumeWire = z.infer<typeof NetworkVolumeWire>;
+
+export const DataCenterListWire = z.object({
+  dataCenters: z.array(z.object({ id: z.string().min(1), networkVolumeTypes: z.array(z.string()).nullish() })),
+});
+
+export const RegistryWire = z.object({ id: z.string().min(1), name: z.string().nullish() });
+
+/** The name of the registry credential made for one pod: traceable to our id, and never shared between pods. */
+export const registryNameFor = (label: string): string => `cp-${label}`;

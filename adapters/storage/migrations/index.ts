@@ -7,6 +7,7 @@ import { Migration0006SandboxAndManualCheckouts } from './0006-sandbox-and-manua
 import { Migration0007LaunchOutcomes } from './0007-launch-outcomes.ts';
 import { Migration0008BuiltinIdentity } from './0008-builtin-identity.ts';
 import { Migration0009IdentityLinksAndSessions } from './0009-identity-links-and-sessions.ts';
+import { Migration0010Catalog } from './0010-catalog.ts';
 import { Migration0011SandboxRentalOptionsAndVolumes } from './0011-sandbox-rental-options-and-volumes.ts';
 import { Migration0013VolumesAndRentalOptions } from './0013-volumes-and-rental-options.ts';
 
@@ -21,6 +22,7 @@ export const migrations = [
   { name: '0007-launch-outcomes', class: Migration0007LaunchOutcomes },
   { name: '0008-builtin-identity', class: Migration0008BuiltinIdentity },
   { name: '0009-identity-links-and-sessions', class: Migration0009IdentityLinksAndSessions },
+  { name: '0010-catalog', class: Migration0010Catalog },
   { name: '0011-sandbox-rental-options-and-volumes', class: Migration0011SandboxRentalOptionsAndVolumes },
   { name: '0013-volumes-and-rental-options', class: Migration0013VolumesAndRentalOptions },
 ];

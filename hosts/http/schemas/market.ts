@@ -27,7 +27,8 @@ const queryFlag = (description: string) =>
 
 const queryText = (max: number, description: string) => z.string().trim().min(1, 'must not be empty').max(max).meta({ description });
 
-const filterFields = {
+/** The GET /v1/gpus filters, each read from its query text (a template's `search` reuses them: schemas/catalog.ts). */
+export const filterFields = {
   gpu_type: queryText(64, 'GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).'),
   gpu_count: queryInt(1, 64, 'Exactly this many GPUs in the machine.'),
   min_vram_gb: queryNumber(0, 10_000, 'Memory of each GPU, at least, in GB.'),

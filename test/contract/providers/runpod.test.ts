@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRunpodProvider, RUNPOD_DEFAULTS, type RunpodProviderConfig } from '../../../adapters/providers/runpod/index.ts';
+import { createRunpodProvider, RUNPOD_DEFAULTS, runpodModule, type RunpodProviderConfig } from '../../../adapters/providers/runpod/index.ts';
 import { isRebootable, type Provider, type Rebootable } from '../../../core/ports/providers.ts';
 import { startFakeRunpod, type FakeRunpod } from '../../fakes/runpod/server.ts';
 import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
+import { volumeHostContract } from '../volume-host-contract.ts';
 
 const providerFor = (fake: FakeRunpod, overrides: Partial<RunpodProviderConfig> = {}): Provider & Rebootable =>
   createRunpodProvider({
@@ -15,9 +16,49 @@ const providerFor = (fake: FakeRunpod, overrides: Partial<RunpodProviderConfig> 
     ...overrides,
   });
 
+/** What the fake pod kept, in the request's terms: PUBLIC_KEY holds one key a line, ports read "P/tcp". */
+const echoedBy = (fake: FakeRunpod) => async (machineId: string) => {
+  const pod = fake.state.pods.get(machineId)!;
+  return {
+    image: pod.image,
+    registryUsername: pod.registry ? fake.state.registries.get(pod.registry)!.username : null,
+    command: pod.args,
+    env: pod.env,
+    ports: pod.ports.map((port) => Number(port.split('/')[0])),
+    sshPublicKeys: pod.env.PUBLIC_KEY?.split('\n') ?? [],
+    volumeIds: ((pod.mounts as { network?: { volumeId: string }[] }).network ?? []).map((mount) => mount.volumeId),
+  };
+};
+
 providerContract('runpod', async () => {
   const fake = await startFakeRunpod();
-  return { provider: providerFor(fake), close: () => fake.close() };
+  const provider = createRunpodProvider({ apiKey: fake.apiKey, baseUrl: fake.url, timeoutMs: 2_000, retries: 2, backoffBaseMs: 5 });
+  return {
+    provider,
+    close: () => fake.close(),
+    echoed: echoedBy(fake),
+    // network volumes attach to Secure Cloud pods only
+    offerForOptions: (offers) => offers.find((o) => o.attributes.cloud === 'SECURE')!,
+    volumeFor: async (offer) => {
+      const dataCenter = fake.state.catalog.find((g) => g.id === offer.attributes.gpu_type_id)!.dataCenterIds[0]!;
+      return (await provider.createVolume({ label: 'vol_contract', name: 'contract', sizeGb: 10, region: dataCenter })).volumeId;
+    },
+  };
+});
+
+volumeHostContract('runpod', async () => {
+  const fake = await startFakeRunpod();
+  const provider = createRunpodProvider({ apiKey: fake.apiKey, baseUrl: fake.url, timeoutMs: 2_000, retries: 0, volumePriceUsdPerGbMonth: '0.0712' });
+  return {
+    provider,
+    region: 'US-KS-2',
+    priceUsdPerGbMonth: '0.0712',
+    reportsInUse: false,
+    attach: async (volumeId) =>
+      (await provider.createMachine(machineRequest({ offerId: 'secure-1x-NVIDIA_GeForce_RTX_4090', label: 'ins_attach1', volumeIds: [volumeId] }))).machineId,
+    upstreamLabelOf: async (volumeId) => fake.state.networkVolumes.get(volumeId)?.name ?? null,
+    close: () => fake.close(),
+  };
 });
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRunpodWireTest wire@test';
@@ -368,7 +409,7 @@ describe('runpod adapter against the fake', () => {
 
     it('retries a terminate after a 5xx (DELETE is idempotent)', async () => {
       const created = await create('secure-1x-NVIDIA_L4', 'ins_term5xx');
-      fake.knobs.failNext(1, 503, { surface: 'rest' });
+      fake.knobs.failNext(1, 503, { surface: 'rest', method: 'DELETE' });
       await provider.terminateMachine(created.machineId);
       expect(fake.state.pods.has(created.machineId)).toBe(false);
       expect(requestsTo('DELETE', `/v2/pods/${created.machineId}`)).toHaveLength(2);
@@ -395,6 +436,124 @@ describe('runpod adapter against the fake', () => {
       fake.knobs.failNext(1, 503, { surface: 'rest' });
       expect(await failureOf(provider.rebootMachine(created.machineId))).toMatchObject({ kind: 'unavailable', status: 503 });
       expect(requestsTo('POST', `/v2/pods/${created.machineId}/action`)).toHaveLength(2);
+    });
+  });
+
+  describe('create options and network volumes', () => {
+    const runpod = () => provider as ReturnType<typeof createRunpodProvider>;
+    const keys = ['ssh-ed25519 AAAAfirst a@b', 'ssh-rsa AAAAsecond c@d'];
+
+    it('carries out image, registry auth, command, env, ports, several keys and one network volume', async () => {
+      expect(provider.machineOptions).toEqual(['custom_image', 'registry_auth', 'command', 'env', 'ports', 'ssh_keys', 'volumes']);
+      const volume = await runpod().createVolume({ label: 'vol_opts1', name: 'data', sizeGb: 50, region: 'EU-RO-1' });
+      const machine = await provider.createMachine(
+        machineRequest({
+          offerId: 'secure-1x-NVIDIA_GeForce_RTX_4090',
+          label: 'ins_opts1',
+          image: 'ghcr.io/acme/trainer:2',
+          registryAuth: { username: 'robot', password: 'tok en' },
+          command: 'python train.py --epochs 3',
+          env: { EPOCHS: '3', CP_INSTANCE_ID: 'ins_someone_else' },
+          ports: [8888, 22],
+          sshPublicKeys: keys,
+          volumeIds: [volume.volumeId],
+        }),
+      );
+      // the credential first (RunPod pulls a private image only with a stored one), named after our id
+      const [registry] = [...fake.state.registries.values()];
+      expect(registry).toMatchObject({ name: 'cp-ins_opts1', username: 'robot', password: 'tok en' });
+      expect(requestsTo('GET', `/v2/network-volumes/${volume.volumeId}`)).toHaveLength(1);
+      expect(requestsTo('POST', '/v2/pods')[0]!.body).toEqual({
+        name: 'ins_opts1',
+        image: 'ghcr.io/acme/trainer:2',
+        gpu: { id: 'NVIDIA GeForce RTX 4090', count: 1 },
+        cloud: 'SECURE',
+        disk: 50,
+        ports: ['22/tcp', '8888/tcp'],
+        env: { EPOCHS: '3', CP_INSTANCE_ID: 'ins_opts1', PUBLIC_KEY: 'ssh-ed25519 AAAAfirst a@b\nssh-rsa AAAAsecond c@d' },
+        startSsh: true,
+        args: 'python train.py --epochs 3',
+        registry: registry!.id,
+        dataCenterIds: ['EU-RO-1'],
+        mounts: { network: [{ volumeId: volume.volumeId, path: '/workspace' }] },
+      });
+      expect(fake.state.pods.get(machine.machineId)).toMatchObject({ dataCenterId: 'EU-RO-1', registry: registry!.id });
+
+      // the pod's credential goes with the pod; the volume stays
+      await provider.terminateMachine(machine.machineId);
+      expect(fake.state.registries.size).toBe(0);
+      expect(fake.state.networkVolumes.has(volume.volumeId)).toBe(true);
+    });
+
+    it('removes the credential again when RunPod refuses the pod, and keeps it after a lost answer', async () => {
+      const request = (label: string) =>
+        machineRequest({ offerId: 'secure-1x-NVIDIA_B200', label, image: 'ghcr.io/acme/x:1', registryAuth: { username: 'u', password: 'p' } });
+      expect(await failureOf(provider.createMachine(request('ins_nostock')))).toMatchObject({ kind: 'rejected', status: 400 });
+      expect(fake.state.registries.size).toBe(0);
+
+      fake.knobs.failNext(1, 503, { surface: 'rest', afterCommit: true, method: 'POST', path: '/v2/pods' });
+      const lost = await failureOf(
+        provider.createMachine(machineRequest({ offerId: 'secure-1x-NVIDIA_L4', label: 'ins_lost', image: 'ghcr.io/acme/x:1', registryAuth: { username: 'u', password: 'p' } })),
+      );
+      expect(lost.kind).toBe('ambiguous');
+      expect(fake.state.registries.size).toBe(1);
+    });
+
+    it('refuses what RunPod cannot do before making anything: a startup script, two volumes, a volume on Community Cloud', async () => {
+      const volume = await runpod().createVolume({ label: 'vol_refuse', name: 'x', sizeGb: 10, region: 'EU-SE-1' });
+      const cases: [string, Partial<Parameters<typeof machineRequest>[0]>, RegExp][] = [
+        ['secure-1x-NVIDIA_L4', { startupScript: 'echo hi' }, /RunPod cannot carry out startup_script/],
+        ['secure-1x-NVIDIA_L4', { volumeIds: [volume.volumeId, volume.volumeId + 'x'] }, /one network volume per pod/],
+        ['community-1x-Tesla_V100-SXM2-32GB', { volumeIds: [volume.volumeId] }, /Secure Cloud pods only/],
+        ['secure-1x-NVIDIA_L4', { env: { 'A-B': '1' } }, /not an environment variable name/],
+      ];
+      for (const [offerId, fields, reason] of cases) {
+        const failure = await failureOf(provider.createMachine(machineRequest({ offerId, label: 'ins_no', ...fields })));
+        expect(failure.kind).toBe('rejected');
+        expect(failure.message).toMatch(reason);
+      }
+      expect(requestsTo('POST', '/v2/pods')).toHaveLength(0);
+    });
+
+    it('refuses a volume RunPod does not know, and a pod whose GPU is not in the volume\'s data center', async () => {
+      const unknown = await failureOf(provider.createMachine(machineRequest({ offerId: 'secure-1x-NVIDIA_L4', label: 'ins_nov', volumeIds: ['nosuchvol'] })));
+      expect(unknown).toMatchObject({ kind: 'rejected' });
+      expect(unknown.message).toMatch(/no network volume nosuchvol/);
+      expect(requestsTo('POST', '/v2/pods')).toHaveLength(0);
+
+      // L4 is only in US-CA-2: pinned to the volume's EU-SE-1, there is no such machine
+      const volume = await runpod().createVolume({ label: 'vol_far', name: 'far', sizeGb: 10, region: 'EU-SE-1' });
+      const far = await failureOf(provider.createMachine(machineRequest({ offerId: 'secure-1x-NVIDIA_L4', label: 'ins_far', volumeIds: [volume.volumeId] })));
+      expect(far).toMatchObject({ kind: 'rejected', status: 400 });
+      expect(fake.state.pods.size).toBe(0);
+    });
+
+    it('makes network volumes with our label as the name, within RunPod\'s 10 to 4096 GB', async () => {
+      const volume = await runpod().createVolume({ label: 'vol_size1', name: 'my data', sizeGb: 4096, region: 'US-TX-3' });
+      expect(volume).toEqual({ volumeId: volume.volumeId, region: 'US-TX-3', sizeGb: 4096, status: 'available' });
+      expect(requestsTo('POST', '/v2/network-volumes')[0]!.body).toEqual({ name: 'vol_size1', size: 4096, dataCenter: 'US-TX-3' });
+      for (const sizeGb of [9, 4097]) {
+        expect(await failureOf(runpod().createVolume({ label: 'vol_size2', name: 'x', sizeGb, region: 'US-TX-3' }))).toMatchObject({ kind: 'rejected', status: 422 });
+      }
+      expect(await failureOf(runpod().createVolume({ label: 'vol_size3', name: 'x', sizeGb: 10, region: 'OC-AU-1' }))).toMatchObject({ kind: 'rejected', status: 400 });
+    });
+
+    it('offers volumes in every listed data center at the configured price, and reports a lost create as ambiguous', async () => {
+      const offers = await runpod().volumeOffers();
+      expect(offers.map((o) => o.region)).toEqual(['US-KS-2', 'US-CA-2', 'US-TX-3', 'CA-MTL-1', 'EU-RO-1', 'EU-SE-1', 'EU-NL-1', 'EUR-IS-1', 'AP-JP-1']);
+      expect(new Set(offers.map((o) => o.priceUsdPerGbMonth))).toEqual(new Set(['0.07']));
+
+      fake.knobs.failNext(1, 503, { surface: 'rest', method: 'POST' });
+      expect(await failureOf(runpod().createVolume({ label: 'vol_lost', name: 'x', sizeGb: 10, region: 'US-TX-3' }))).toMatchObject({ kind: 'ambiguous' });
+      fake.knobs.failNext(5, 503, { surface: 'rest', method: 'DELETE' });
+      expect(await failureOf(runpod().deleteVolume('anything'))).toMatchObject({ kind: 'unavailable' });
+    });
+
+    it('takes its volume price from RUNPOD_VOLUME_USD_PER_GB_MONTH', () => {
+      expect(runpodModule.fromEnv({ RUNPOD_API_KEY: 'k' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.07' });
+      expect(runpodModule.fromEnv({ RUNPOD_API_KEY: 'k', RUNPOD_VOLUME_USD_PER_GB_MONTH: '0.05' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.05' });
+      expect(() => runpodModule.fromEnv({ RUNPOD_API_KEY: 'k', RUNPOD_VOLUME_USD_PER_GB_MONTH: '$0.07' })).toThrow(/^RUNPOD_VOLUME_USD_PER_GB_MONTH: /);
+      expect(() => createRunpodProvider({ apiKey: 'k', volumePriceUsdPerGbMonth: 'cheap' })).toThrow(/volumePriceUsdPerGbMonth/);
     });
   });
 });

@@ -67,6 +67,10 @@ export interface FailureOptions {
   surface?: 'rest' | 'graphql' | 'any';
   /** For POST /v2/pods: create the pod first, then answer with the failure (a lost create). */
   afterCommit?: boolean;
+  /** Only requests with this method (default any). */
+  method?: string;
+  /** Only requests to this exact path (default any). */
+  path?: string;
 }
 
 export interface FakeRunpodKnobs {
@@ -96,8 +100,27 @@ export interface SeedPodInput {
   cluster?: boolean;
 }
 
+/** A v2 NetworkVolume. */
+export interface FakeNetworkVolume {
+  id: string;
+  name: string;
+  size: number;
+  dataCenter: string;
+  type: 'STANDARD' | 'HIGH_PERFORMANCE';
+}
+
+/** A container registry credential: RunPod never returns username or password; the fake keeps them for tests. */
+export interface FakeRegistry {
+  id: string;
+  name: string;
+  username: string;
+  password: string;
+}
+
 export interface FakeRunpodState {
   readonly apiKey: string;
+  networkVolumes: Map<string, FakeNetworkVolume>;
+  registries: Map<string, FakeRegistry>;
   /** The catalog; tests may change prices, stock and counts in place. */
   catalog: FakeGpuType[];
   pods: Map<string, FakePod>;
@@ -155,6 +178,30 @@ const CREATE_KEYS = new Set([
   'globalNetworking', 'gpu', 'mounts', 'startJupyter', 'startSsh', 'templateId',
 ]);
 const GPU_KEYS = new Set(['id', 'count', 'allowedCudaVersions', 'minCudaVersion']);
+const NETWORK_VOLUME_KEYS = new Set(['name', 'size', 'dataCenter', 'type']);
+const REGISTRY_KEYS = new Set(['name', 'username', 'password']);
+const MOUNT_KEYS = new Set(['persistent', 'network']);
+const NETWORK_MOUNT_KEYS = new Set(['volumeId', 'path']);
+/** What RunPod answers when a network volume still belongs to a pod (its GraphQL message, seen by dstack). */
+const VOLUME_IN_USE = 'You must remove this network volume from all pods before deleting it.';
+
+/** Schema errors of a `mounts` object (422), as the v2 contract states it: one network volume at most. */
+const mountErrors = (mounts: unknown): string[] => {
+  if (!isObject(mounts)) return ['$.mounts: expected object'];
+  const errors = unknownKeys(mounts, MOUNT_KEYS, '$.mounts');
+  if (mounts.network !== undefined) {
+    if (!Array.isArray(mounts.network)) return [...errors, '$.mounts.network: expected array'];
+    if (mounts.network.length > 1) errors.push('$.mounts.network: maxItems 1');
+    mounts.network.forEach((entry, i) => {
+      if (!isObject(entry)) return errors.push(`$.mounts.network[${i}]: expected object`);
+      errors.push(...unknownKeys(entry, NETWORK_MOUNT_KEYS, `$.mounts.network[${i}]`));
+      if (typeof entry.volumeId !== 'string') errors.push(`$.mounts.network[${i}]: missing property 'volumeId'`);
+      if (typeof entry.path !== 'string') errors.push(`$.mounts.network[${i}]: missing property 'path'`);
+      return undefined;
+    });
+  }
+  return errors;
+};
 const PATCH_KEYS = new Set(['name', 'image', 'args', 'disk', 'ports', 'env', 'registry', 'mounts', 'locked', 'globalNetworking']);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -265,6 +312,8 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
 
   const state: FakeRunpodState = {
     apiKey,
+    networkVolumes: new Map(),
+    registries: new Map(),
     catalog: seedCatalog(),
     pods: new Map(),
     requests: [],
@@ -343,7 +392,15 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
     if (body.env !== undefined && (!isObject(body.env) || Object.values(body.env).some((v) => typeof v !== 'string'))) {
       errors.push('$.env: additionalProperties must be strings');
     }
-    if (body.ports !== undefined && (!Array.isArray(body.ports) || body.ports.some((p) => typeof p !== 'string'))) errors.push('$.ports: expected array of strings');
+    if (body.ports !== undefined && (!Array.isArray(body.ports) || body.ports.some((p) => typeof p !== 'string' || !/^\d{1,5}\/(tcp|http|udp)$/.test(p)))) {
+      errors.push('$.ports: each entry must read port/protocol');
+    }
+    if (body.args !== undefined && typeof body.args !== 'string') errors.push('$.args: expected string');
+    if (body.registry !== undefined && body.registry !== null && typeof body.registry !== 'string') errors.push('$.registry: expected string or null');
+    if (body.dataCenterIds !== undefined && (!Array.isArray(body.dataCenterIds) || body.dataCenterIds.some((d) => typeof d !== 'string'))) {
+      errors.push('$.dataCenterIds: expected array of strings');
+    }
+    if (body.mounts !== undefined) errors.push(...mountErrors(body.mounts));
     if (body.disk !== undefined && (typeof body.disk !== 'number' || !Number.isInteger(body.disk) || body.disk < 1)) errors.push('$.disk: must be >= 1');
     if (body.startSsh !== undefined && typeof body.startSsh !== 'boolean') errors.push('$.startSsh: expected boolean');
     if (isObject(body.gpu)) {
@@ -365,7 +422,21 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
     const key = cloudKey(cloud);
     if (!gpu.clouds[key]) return problem(400, `${gpu.name} is not offered on ${cloud} cloud`);
     if (count > gpu.maxCount[key]) return problem(400, `at most ${gpu.maxCount[key]} x ${gpu.name} fit on one ${cloud} machine`);
-    const dataCenterIds = Array.isArray(body.dataCenterIds) ? (body.dataCenterIds as string[]) : undefined;
+    let dataCenterIds = Array.isArray(body.dataCenterIds) ? (body.dataCenterIds as string[]) : undefined;
+    const mounts = (body.mounts ?? {}) as { persistent?: unknown; network?: { volumeId: string; path: string }[] };
+    if (mounts.persistent !== undefined && mounts.network !== undefined) return problem(400, 'at most one of mounts.persistent or mounts.network may be set');
+    const networkMount = mounts.network?.[0];
+    if (networkMount) {
+      const volume = state.networkVolumes.get(networkMount.volumeId);
+      if (!volume) return problem(400, `network volume '${networkMount.volumeId}' not found`);
+      if (cloud !== 'SECURE') return problem(400, 'network volumes can only be attached to Secure Cloud pods');
+      if (dataCenterIds?.length && !dataCenterIds.includes(volume.dataCenter)) {
+        return problem(400, `network volume '${volume.id}' is in ${volume.dataCenter}, which dataCenterIds does not allow`);
+      }
+      // a pod with a network volume is placed in the volume's data center, or nowhere
+      dataCenterIds = [volume.dataCenter];
+    }
+    if (typeof body.registry === 'string' && !state.registries.has(body.registry)) return problem(400, `container registry credential '${body.registry}' not found`);
     if (stockFor(gpu, cloud, count, dataCenterIds?.length ? dataCenterIds : undefined) === null) {
       return problem(400, 'There are no longer any instances available with the requested specifications. Please refresh and try again.');
     }
@@ -380,9 +451,11 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       ports: (body.ports as string[] | undefined) ?? [],
       disk: (body.disk as number | undefined) ?? 50,
       args: typeof body.args === 'string' ? body.args : '',
-      dataCenterId: dataCenterIds?.[0] ?? gpu.dataCenterIds[0] ?? null,
+      dataCenterId: gpu.dataCenterIds.find((dc) => !dataCenterIds?.length || dataCenterIds.includes(dc)) ?? null,
       cost: roundCost(gpu.price[key] * count),
     });
+    pod.registry = typeof body.registry === 'string' ? body.registry : null;
+    if (networkMount) pod.mounts = { network: [{ volumeId: networkMount.volumeId, path: networkMount.path }] };
     if (afterCommit) return failureReply(afterCommit);
     if (knobs.createTimeout) return 'hang';
     return ok(pod, 201);
@@ -425,6 +498,71 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       return ok(pod);
     }
     return problem(405, 'The requested method is not allowed for this path.', undefined, { allow: action ? 'POST' : 'GET, PATCH, DELETE' });
+  };
+
+  // ------------------------------------------------------------------------------- network volumes and registries (v2)
+
+  const notAllowed = (allow: string) => problem(405, 'The requested method is not allowed for this path.', undefined, { allow });
+  const newId = () => randomBytes(7).toString('hex').slice(0, 10);
+
+  const networkVolumeRoute = (method: string, path: string, body: unknown): Reply => {
+    const id = path === '/v2/network-volumes' ? null : decodeURIComponent(path.slice('/v2/network-volumes/'.length));
+    if (id === null) {
+      if (method === 'GET') return ok({ networkVolumes: [...state.networkVolumes.values()] });
+      if (method !== 'POST') return notAllowed('GET, POST');
+      if (!isObject(body)) return problem(422, 'Request validation failed.', ['$: expected an object']);
+      const errors = unknownKeys(body, NETWORK_VOLUME_KEYS, '$');
+      if (typeof body.name !== 'string' || body.name.length === 0) errors.push(`$: missing property 'name'`);
+      if (typeof body.dataCenter !== 'string' || body.dataCenter.length === 0) errors.push(`$: missing property 'dataCenter'`);
+      if (typeof body.size !== 'number' || !Number.isInteger(body.size) || body.size < 10 || body.size > 4096) errors.push('$.size: must be an integer from 10 to 4096');
+      if (body.type !== undefined && body.type !== 'STANDARD' && body.type !== 'HIGH_PERFORMANCE') errors.push(`$.type: value must be one of 'STANDARD', 'HIGH_PERFORMANCE'`);
+      if (errors.length > 0) return problem(422, 'Request validation failed.', errors);
+      if (!DATA_CENTERS.some((d) => d.listed && d.id === body.dataCenter)) return problem(400, `data center '${String(body.dataCenter)}' does not offer network volumes`);
+      const volume: FakeNetworkVolume = {
+        id: newId(), name: body.name as string, size: body.size as number, dataCenter: body.dataCenter as string,
+        type: (body.type as FakeNetworkVolume['type'] | undefined) ?? 'STANDARD',
+      };
+      state.networkVolumes.set(volume.id, volume);
+      return ok(volume, 201);
+    }
+    const volume = state.networkVolumes.get(id);
+    if (!volume) return problem(404, 'network volume not found');
+    if (method === 'GET') return ok(volume);
+    if (method === 'DELETE') {
+      if ([...state.pods.values()].some((pod) => (pod.mounts as { network?: { volumeId: string }[] }).network?.some((m) => m.volumeId === id))) {
+        return problem(400, VOLUME_IN_USE);
+      }
+      state.networkVolumes.delete(id);
+      return new Reply(204, undefined);
+    }
+    return notAllowed('GET, PATCH, DELETE');
+  };
+
+  const registryRoute = (method: string, path: string, body: unknown): Reply => {
+    const id = path === '/v2/registries' ? null : decodeURIComponent(path.slice('/v2/registries/'.length));
+    const wire = (r: FakeRegistry) => ({ id: r.id, name: r.name });
+    if (id === null) {
+      if (method === 'GET') return ok({ registries: [...state.registries.values()].map(wire) });
+      if (method !== 'POST') return notAllowed('GET, POST');
+      if (!isObject(body)) return problem(422, 'Request validation failed.', ['$: expected an object']);
+      const errors = unknownKeys(body, REGISTRY_KEYS, '$');
+      for (const field of ['name', 'username', 'password']) {
+        if (typeof body[field] !== 'string' || (body[field] as string).length === 0) errors.push(`$: missing property '${field}'`);
+      }
+      if (errors.length > 0) return problem(422, 'Request validation failed.', errors);
+      const registry: FakeRegistry = { id: `reg_${newId()}`, name: body.name as string, username: body.username as string, password: body.password as string };
+      state.registries.set(registry.id, registry);
+      return ok(wire(registry), 201);
+    }
+    const registry = state.registries.get(id);
+    if (!registry) return problem(404, 'container registry credential not found');
+    if (method === 'GET') return ok(wire(registry));
+    if (method === 'DELETE') {
+      if ([...state.pods.values()].some((pod) => pod.registry === id)) return problem(400, 'Registry credential is in use by a pod and cannot be deleted');
+      state.registries.delete(id);
+      return new Reply(204, undefined);
+    }
+    return notAllowed('GET, DELETE');
   };
 
   // ------------------------------------------------------------------------------- GraphQL
@@ -610,6 +748,8 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       if (method === 'POST') return createPod(body, commit);
       return problem(405, 'The requested method is not allowed for this path.', undefined, { allow: 'GET, POST' });
     }
+    if (path === '/v2/network-volumes' || path.startsWith('/v2/network-volumes/')) return networkVolumeRoute(method, path, body);
+    if (path === '/v2/registries' || path.startsWith('/v2/registries/')) return registryRoute(method, path, body);
     const podMatch = /^\/v2\/pods\/([^/]+)(\/action)?$/.exec(path);
     if (podMatch) return podRoute(method, decodeURIComponent(podMatch[1]!), podMatch[2] !== undefined, body);
     return problem(404, 'resource not found');
@@ -658,7 +798,8 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
 
       const failure = failures[0];
       let commit: ({ status: number } & FailureOptions) | undefined;
-      if (failure && (failure.surface === undefined || failure.surface === 'any' || failure.surface === surface)) {
+      const hits = failure && (failure.surface === undefined || failure.surface === 'any' || failure.surface === surface) && (!failure.method || failure.method === method) && (!failure.path || failure.path === url.pathname);
+      if (failure && hits) {
         failures.shift();
         if (failure.afterCommit && method === 'POST' && url.pathname === '/v2/pods') commit = failure;
         else return send(res, failureReply(failure));
