@@ -85,6 +85,16 @@ describe('SSH keys', () => {
     expect((await api.call('POST', '/v1/ssh-keys', as(a, { name: 'x', public_key: 'ssh-ed25519 ' + 'A'.repeat(10_000_000) }))).status).toBe(413);
   });
 
+  it("checks a rental's ssh_public_key with the same parser: same refusals, same reasons", async () => {
+    for (const bad of [sshKeygen('rsa', { bits: 1024 }).publicLine, sshKeygen('ed25519').privateText, 'ssh-ed25519 AAAAC3Nza me@laptop']) {
+      const saved = await api.call('POST', '/v1/ssh-keys', as(a, { name: 'k', public_key: bad }));
+      const rented = await api.call('POST', '/v1/instances', as(a, { node_id: 'sandbox:100001', ssh_public_key: bad }));
+      expect422(saved, ['body', 'public_key']);
+      expect422(rented, ['body', 'ssh_public_key']);
+      expect(problemsOf(rented)[0]!.msg).toBe(problemsOf(saved)[0]!.msg);
+    }
+  });
+
   it('deletes a key: 204, then 404', async () => {
     const saved = await api.call('POST', '/v1/ssh-keys', as(a, { name: 'gone', public_key: sshKeygen('ed25519').publicLine }));
     expect((await api.call('DELETE', `/v1/ssh-keys/${saved.body.id}`, as(a))).status).toBe(204);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { sshKeygen } from '../support/ssh-keys.ts';
 
 let world: RentalWorld;
 beforeAll(async () => {
@@ -13,7 +14,7 @@ describe('POST /v1/instances', () => {
   it('rents a node: the first hour is charged at once, the machine comes up, the account shows it', async () => {
     const { token, tenantId } = await world.fundedTenant(100);
     const [node] = await world.offers((o) => o.rate > 50);
-    const res = await world.rent(token, { node_id: node!.id, name: 'trainer', ssh_public_key: 'ssh-ed25519 AAAAC3Nza me@laptop' });
+    const res = await world.rent(token, { node_id: node!.id, name: 'trainer', ssh_public_key: sshKeygen('ed25519', { comment: 'me@laptop' }).publicLine });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({
       tenant_id: tenantId,

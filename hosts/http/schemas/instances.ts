@@ -1,18 +1,15 @@
 import { z } from 'zod';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { dateTime, dateTimeOut, isoOrNull, resourceId } from './common.ts';
+import { sshPublicKeyField } from './catalog.ts';
 
 
 export const InstanceCreate = z
   .strictObject({
     node_id: z.string().trim().min(3).max(200).meta({ description: 'A node id from GET /v1/gpus, e.g. sandbox:100123.' }),
     name: z.string().trim().max(200).optional(),
-    ssh_public_key: z
-      .string()
-      .trim()
-      .max(16_384)
-      .regex(/^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/=]+( .*)?$/, 'must be an OpenSSH public key, e.g. "ssh-ed25519 AAAA... you@laptop"')
-      .optional(),
+    // the check of a saved key (POST /v1/ssh-keys): the same parser, the same reasons
+    ssh_public_key: sshPublicKeyField().optional(),
     termination_hours: z.int().min(1).max(8_760).optional().meta({
       description: 'Shutdown window: the machine is removed this many hours after creation. Required for a token with a spend cap.',
     }),
