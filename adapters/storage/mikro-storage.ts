@@ -15,6 +15,7 @@ import { MikroAuthFailureStore, MikroDeviceFlowStore, MikroIdentityLinkStore } f
 import { MikroInstanceStore } from './stores/instance-store.ts';
 import { MikroLedgerStore } from './stores/ledger-store.ts';
 import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
+import { MikroUsageStore } from './stores/metering-usage-store.ts';
 import { MikroSweepStore } from './stores/sweep-store.ts';
 import { MikroTenantStore } from './stores/tenant-store.ts';
 import { MikroTokenStore } from './stores/token-store.ts';
@@ -83,6 +84,7 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   sshKeys: new MikroSshKeyStore(em),
   images: new MikroImageStore(em),
   templates: new MikroTemplateStore(em),
+  usage: new MikroUsageStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

@@ -40,11 +40,19 @@ export const billedNow = (instances: readonly Instance[]): Instance[] =>
 /**
  * The account as its owner sees it (DESIGN.md §3): owed, available, burn, and stops_at, found by stepping
  * through the running machines' block boundaries in time order until the available funds no longer
- * cover the block due.
+ * cover the block due. `unsettledUsageCents` (metered usage not yet posted to the ledger) is owed at once,
+ * and stops_at steps from the balance left once it is paid.
  */
-export function accountFigures(balanceCents: Cents, liveInstances: readonly Instance[], now: Date, options: { stopsAt?: boolean } = {}): AccountFigures {
+export function accountFigures(
+  balanceCents: Cents,
+  liveInstances: readonly Instance[],
+  now: Date,
+  options: { stopsAt?: boolean; unsettledUsageCents?: Cents } = {},
+): AccountFigures {
   const running = billedNow(liveInstances);
-  const owedCents = running.reduce((sum, i) => sum + owedBy(i, now), 0);
+  const usageCents = options.unsettledUsageCents ?? 0;
+  const machinesOwedCents = running.reduce((sum, i) => sum + owedBy(i, now), 0);
+  const owedCents = machinesOwedCents + usageCents;
   const availableCents = balanceCents - owedCents;
   const burnCentsPerHour = running.reduce((sum, i) => sum + i.rateCentsPerHour, 0);
   const paidToRemoval =
@@ -57,7 +65,7 @@ export function accountFigures(balanceCents: Cents, liveInstances: readonly Inst
     owedCents,
     availableCents,
     burnCentsPerHour,
-    stopsAt: running.length === 0 || paidToRemoval || options.stopsAt === false ? null : stopsAt(balanceCents, owedCents, running, now),
+    stopsAt: running.length === 0 || paidToRemoval || options.stopsAt === false ? null : stopsAt(balanceCents - usageCents, machinesOwedCents, running, now),
     paidToRemoval,
     runningMachines: running.length,
   };

@@ -5,6 +5,9 @@ import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
 import type { DeviceFlow, IdentityLink } from '../identity/links.ts';
 import type { Volume } from '../volumes/volume.ts';
 import type { Token } from '../tenancy/token.ts';
+import type { Granularity } from '../billing/periods.ts';
+import type { Cents } from '../money.ts';
+import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../metering/usage.ts';
 import type { ImageStore, SshKeyStore, TemplateStore } from './catalog-storage.ts';
 
 /**
@@ -47,6 +50,7 @@ export interface UnitOfWork {
   sshKeys: SshKeyStore;
   images: ImageStore;
   templates: TemplateStore;
+  usage: UsageStore;
 }
 
 export interface AutoRechargeStore {
@@ -76,7 +80,8 @@ export interface SweepStore {
   payDueBlocks(now: Date): Promise<number>;
   /**
    * Tenants that may need their breaker tripped: a billed machine past its paid time (funds may be
-   * exhausted), or machines that together burn more than the account's maximum (or `defaultMaxBurn`).
+   * exhausted), machines that together burn more than the account's maximum (or `defaultMaxBurn`), or
+   * billed machines while unsettled usage is positive and at least the balance (available <= 0 by usage alone).
    */
   breakerCandidates(now: Date, defaultMaxBurnCentsPerHour: number | null): Promise<string[]>;
   /** Records that the providers still show these instances' machines (one statement for all). */
@@ -242,4 +247,31 @@ export interface VolumeStore {
   detachFrom(instanceId: string): Promise<void>;
   /** Volumes with started hours of storage not yet recorded at `now` (deleted ones up to their deletion). */
   withHoursToRecord(now: Date): Promise<Volume[]>;
+}
+
+/** Metered usage (DESIGN.md §13): records, their running totals per (tenant, kind), and their settlement. */
+export interface UsageStore {
+  /**
+   * Appends a record under its (tenant, kind) total's row lock, so records of one kind are metered one at a
+   * time: its amount is what it adds to ceil(exact total) in cents (core/metering/rounding.ts). 'exists': the
+   * tenant used the unique key before, nothing changed; 'no-total': the kind has no running total for the
+   * tenant yet (openTotal, then add again).
+   */
+  add(usage: NewUsage): Promise<UsageRecord | 'exists' | 'no-total'>;
+  /** Starts the (tenant, kind) running total at zero unless it exists; false when there is no such tenant. */
+  openTotal(tenantId: string, resourceKind: string, at: Date): Promise<boolean>;
+  byUniqueKey(tenantId: string, uniqueKey: string): Promise<StoredUsage | null>;
+  /** Newest first (started_at). */
+  list(tenantId: string, filter: UsageFilter): Promise<UsageRecord[]>;
+  /** Sums per period (UTC month or ISO week of started_at) and kind, newest period first. */
+  periods(tenantId: string, granularity: Granularity, year?: number): Promise<UsagePeriodRow[]>;
+  /** What the tenant's unsettled records add up to: part of owed_cents. */
+  unsettledCents(tenantId: string): Promise<Cents>;
+  /** The same for every tenant that has any. */
+  unsettledByTenant(): Promise<Map<string, Cents>>;
+  /**
+   * Posts unsettled records to the ledger (kind usage, key usage:<record id>), oldest first per tenant, while
+   * the balance covers each; of one tenant, or of every tenant. Locks the accounts it settles.
+   */
+  settle(at: Date, tenantId?: string): Promise<Settlement>;
 }

@@ -9,6 +9,7 @@ import { Migration0008BuiltinIdentity } from './0008-builtin-identity.ts';
 import { Migration0009IdentityLinksAndSessions } from './0009-identity-links-and-sessions.ts';
 import { Migration0010Catalog } from './0010-catalog.ts';
 import { Migration0011SandboxRentalOptionsAndVolumes } from './0011-sandbox-rental-options-and-volumes.ts';
+import { Migration0012Metering } from './0012-metering.ts';
 import { Migration0013VolumesAndRentalOptions } from './0013-volumes-and-rental-options.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -24,5 +25,6 @@ export const migrations = [
   { name: '0009-identity-links-and-sessions', class: Migration0009IdentityLinksAndSessions },
   { name: '0010-catalog', class: Migration0010Catalog },
   { name: '0011-sandbox-rental-options-and-volumes', class: Migration0011SandboxRentalOptionsAndVolumes },
+  { name: '0012-metering', class: Migration0012Metering },
   { name: '0013-volumes-and-rental-options', class: Migration0013VolumesAndRentalOptions },
 ];
