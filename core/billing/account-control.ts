@@ -44,7 +44,7 @@ export class AccountControl {
         throw new DomainError('CONFLICT', 'renting is on an operator hold; only an operator can lift it');
       }
       if (account.pause.kind === 'breaker') {
-        const figures = accountFigures(account.balanceCents, await uow.instances.live(tenantId), now, { stopsAt: false });
+        const figures = accountFigures(account.balanceCents, await uow.instances.live(tenantId), now, { stopsAt: false, unsettledUsageCents: await uow.usage.unsettledCents(tenantId) });
         if (figures.availableCents <= 0) {
           throw new DomainError('CONFLICT', `the breaker tripped because funds ran out; ${figures.availableCents} cents are available, add funds first`);
         }

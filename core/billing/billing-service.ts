@@ -78,6 +78,7 @@ export class BillingService {
       const accounts = await uow.accounts.list();
       const pending = await uow.deposits.pendingCounts();
       const live = await uow.instances.allLive();
+      const usage = await uow.usage.unsettledByTenant();
       const now = this.clock.now();
       const byTenant = new Map<string, Instance[]>();
       for (const instance of live) {
@@ -87,7 +88,7 @@ export class BillingService {
       }
       return accounts.map((account) => ({
         account,
-        figures: accountFigures(account.balanceCents, byTenant.get(account.tenantId) ?? [], now, { stopsAt: false }),
+        figures: accountFigures(account.balanceCents, byTenant.get(account.tenantId) ?? [], now, { stopsAt: false, unsettledUsageCents: usage.get(account.tenantId) ?? 0 }),
         pendingDeposits: pending.get(account.tenantId) ?? 0,
       }));
     });
@@ -183,6 +184,7 @@ export class BillingService {
     const account = await uow.accounts.get(tenantId);
     if (!account) throw notFound(`tenant ${tenantId}`);
     const live = await uow.instances.live(tenantId);
-    return { account, figures: accountFigures(account.balanceCents, live, this.clock.now()) };
+    const unsettledUsageCents = await uow.usage.unsettledCents(tenantId);
+    return { account, figures: accountFigures(account.balanceCents, live, this.clock.now(), { unsettledUsageCents }) };
   }
 }

@@ -21,6 +21,11 @@ export interface CheckoutReport {
   errors: string[];
 }
 
+/** The metering step of a pass: post unsettled usage records to the ledger while balances cover them. */
+export interface SweepMetering {
+  settleAll(): Promise<{ settled: number }>;
+}
+
 /** The payment steps of a pass: catch missed checkout webhooks, then auto-recharge. */
 export interface SweepPayments {
   settlePendingCheckouts(): Promise<CheckoutReport>;
@@ -41,6 +46,8 @@ export interface SweepReport {
   terminationsRetried: number;
   /** Card checkouts settled by asking the processor (missed webhooks). */
   checkoutsSettled: number;
+  /** Usage records posted to the ledger. */
+  usageSettled: number;
   autoRecharge: AutoRechargeReport;
   /** Items recorded for an operator to decide (a checkout paid with another amount). */
   conflicts: string[];
@@ -69,10 +76,12 @@ export class SweepService {
   private readonly providers: readonly Provider[];
   private readonly settings: SweepSettings;
   private readonly payments: SweepPayments | null;
+  private readonly metering: SweepMetering | null;
   private readonly reconciler: Reconciler;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; providers: readonly Provider[]; settings: SweepSettings; payments?: SweepPayments }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; providers: readonly Provider[]; settings: SweepSettings; payments?: SweepPayments; metering?: SweepMetering }) {
     this.payments = deps.payments ?? null;
+    this.metering = deps.metering ?? null;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
@@ -95,6 +104,8 @@ export class SweepService {
       ['hour blocks', (r) => this.payBlocks(r)],
       // before any breaker looks at an account: a recharge pays the blocks still owed
       ['auto-recharge', (r) => this.autoRecharge(r)],
+      // after the blocks and any recharge, before the breakers: usage the balance covers is owed no more
+      ['usage', async (r) => void (r.usageSettled += (await this.metering?.settleAll())?.settled ?? 0)],
       ['breakers', (r) => this.tripBreakers(r)],
     ];
     for (const [name, run] of steps) {
@@ -167,7 +178,7 @@ export class SweepService {
           if (billedNow(instances).length === 0) return false;
           // machines left running under a pause (a stop that could not reach every one) are stopped again
           if (account.pause) return true;
-          const figures = accountFigures(account.balanceCents, instances, now, { stopsAt: false });
+          const figures = accountFigures(account.balanceCents, instances, now, { stopsAt: false, unsettledUsageCents: await uow.usage.unsettledCents(tenantId) });
           const maxBurn = account.maxBurnCentsPerHour ?? this.settings.defaultMaxBurnCentsPerHour;
           const exhausted = figures.owedCents > 0 && figures.availableCents <= 0;
           const runaway = maxBurn !== null && figures.burnCentsPerHour > maxBurn;
@@ -197,6 +208,7 @@ const emptyReport = (at: Date): SweepReport => ({
   orphansTerminated: 0,
   terminationsRetried: 0,
   checkoutsSettled: 0,
+  usageSettled: 0,
   autoRecharge: { attempted: 0, succeeded: 0, failed: 0, errors: [] },
   conflicts: [],
   errors: [],

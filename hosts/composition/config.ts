@@ -4,6 +4,7 @@ import { PROVIDER_MODULES } from '../../adapters/providers/registry.ts';
 import type { StorageTarget } from '../../adapters/storage/mikro-storage.ts';
 import { unpaidRealCloudsMessage } from './unpaid-real-clouds.ts';
 import { authFromEnv, type AuthConfig } from './auth.ts';
+import { meteringFromEnv, type MeteringConfig } from './metering-config.ts';
 import { parseSecretsKey, SECRETS_KEY_FORMAT } from '../../adapters/crypto/secrets-key.ts';
 
 /** Typed configuration of a control plane, whoever builds it: environment variables or an embedding program. */
@@ -30,6 +31,8 @@ export interface ControlPlaneConfig {
   checkoutReturnUrl?: string;
   /** Sign-in: mail, the identity provider (built-in unless Cognito is set), GitHub's device flow. */
   auth?: AuthConfig;
+  /** Metering's price list (METERED_PRICES); default: none besides the built-in volume storage. */
+  metering?: MeteringConfig;
   /**
    * The 32-byte key that seals registry passwords (AES-256-GCM). Unset: the embedded database keeps one in its
    * directory (secrets.key); PostgreSQL then keeps no registry passwords (docs/decisions.md, Catalog).
@@ -149,9 +152,11 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     problems.push(`  ${unpaidRealCloudsMessage(realClouds, 'environment')}`);
   }
   const auth = authFromEnv(env, problems);
+  const metering = meteringFromEnv(env, problems);
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return {
     auth,
+    metering,
     port: e.PORT,
     host: e.HOST,
     trustProxy: e.TRUST_PROXY,

@@ -44,6 +44,10 @@ import { CatalogService } from '../../core/catalog/catalog-service.ts';
 import { NodeSha256 } from '../../adapters/crypto/aes-gcm-secret-box.ts';
 import { catalogRoutes } from '../http/routes/catalog-routes.ts';
 import { chooseSecretBox, requireOpenableSecrets } from './secrets.ts';
+import { MeteringService } from '../../core/metering/metering-service.ts';
+import { meteringRoutes } from '../http/routes/metering-routes.ts';
+import { ConfigError } from './config.ts';
+import { priceListOf } from './metering-config.ts';
 
 /** Injection tokens of the container. */
 export const TOKENS = {
@@ -65,6 +69,7 @@ export const TOKENS = {
   paymentsService: 'PaymentsService',
   signIn: 'SignInService',
   catalog: 'CatalogService',
+  metering: 'MeteringService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -78,6 +83,7 @@ export interface ControlPlaneServices {
   payments: PaymentsService;
   signIn: SignInService;
   catalog: CatalogService;
+  metering: MeteringService;
 }
 
 export interface ControlPlane {
@@ -145,6 +151,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const enabled = overrides.providers?.map((p) => p.name) ?? config.providers?.map((p) => p.name) ?? [];
   const publicUrl = config.publicUrl ?? 'http://localhost:8080';
   const paymentsConfig = overrides.payments ? null : choosePayments(config.payments, enabled.filter((name) => providerModule(name)?.real));
+  const priceList = priceListOf(config.metering);
+  if (!priceList.ok) throw new ConfigError(`invalid configuration:\n${priceList.problems.map((p) => `  METERED_PRICES (metering.prices): ${p}`).join('\n')}`);
   const storage = await MikroStorage.open(config.storage);
   // the embedded processor keeps its checkouts in our database, so an unpaid one outlives a restart
   const payments = overrides.payments ?? (await createPayments(paymentsConfig!, publicUrl, storage));
@@ -236,6 +244,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
       (c) => new AccountControl({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), rentals: c.resolve<RentalService>(TOKENS.rentals) }),
     ),
   });
+  container.register(TOKENS.metering, {
+    useFactory: instanceCachingFactory((c) => new MeteringService({ ...basics(c), prices: priceList.prices })),
+  });
   container.register(TOKENS.sweep, {
     useFactory: instanceCachingFactory(
       (c) =>
@@ -245,6 +256,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           rentals: c.resolve<RentalService>(TOKENS.rentals),
           providers: c.resolve<Provider[]>(TOKENS.providers),
           payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
+          metering: c.resolve<MeteringService>(TOKENS.metering),
           settings: {
             provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
             defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
@@ -291,6 +303,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     payments: container.resolve<PaymentsService>(TOKENS.paymentsService),
     signIn: container.resolve<SignInService>(TOKENS.signIn),
     catalog: container.resolve<CatalogService>(TOKENS.catalog),
+    metering: container.resolve<MeteringService>(TOKENS.metering),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
   try {
@@ -326,6 +339,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
     ...instanceRoutes(services.rentals),
     ...catalogRoutes(services.catalog),
+    ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
     ...(signInAdapters.builtin
       ? authorizeRoutes({

@@ -80,6 +80,10 @@ const EXPECTED = [
   'POST /v1/operator/users',
   'GET /auth/authorize',
   'POST /auth/authorize',
+  'POST /v1/metering/usage',
+  'GET /v1/metering/usage',
+  'GET /v1/metering/summary',
+  'POST /v1/metering/settle',
 ];
 
 describe('/openapi.json', () => {

@@ -81,7 +81,14 @@ export class MikroSweepStore implements SweepStore {
        select i.tenant_id from instances i join accounts a on a.tenant_id = i.tenant_id
         where i.status in ('provisioning', 'running', 'rebooting')
         group by i.tenant_id, a.max_burn_cents_per_hour
-       having sum(i.rate_cents_per_hour) > coalesce(a.max_burn_cents_per_hour, ?::bigint, 9223372036854775807)`,
+       having sum(i.rate_cents_per_hour) > coalesce(a.max_burn_cents_per_hour, ?::bigint, 9223372036854775807)
+       union
+       -- machines running while unsettled usage takes every cent of the balance (an overrun on top is caught above)
+       select r.tenant_id from usage_records r join accounts a on a.tenant_id = r.tenant_id
+        where r.settled_at is null
+          and exists (select 1 from instances i where i.tenant_id = r.tenant_id and i.status in ('provisioning', 'running', 'rebooting'))
+        group by r.tenant_id, a.balance_cents
+       having sum(r.amount_cents) > 0 and sum(r.amount_cents) >= a.balance_cents`,
       [now, defaultMaxBurnCentsPerHour],
     );
     return rows.map((row) => String(row.tenant_id)).sort();
