@@ -8,11 +8,20 @@ import {
   type MachineOption,
   type Provider,
   type Rebootable,
+  type UpstreamVolume,
+  type VolumeHost,
+  type VolumeOffer,
 } from '../../../core/ports/providers.ts';
+import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 import { LambdaApiError, LambdaTransportError, type LambdaClient } from './client.ts';
 import {
   EXTRA_FILTER_KEYS,
+  fileSystemListSchema,
+  fileSystemNameFor,
+  fileSystemSchema,
+  parseFileSystemName,
   PROVIDER,
+  regionListSchema,
   SSH_KEY_PREFIX,
   instanceListSchema,
   instanceSchema,
@@ -28,6 +37,7 @@ import {
   terminateSchema,
   toMachine,
   toOffers,
+  type LambdaFileSystem,
   type LambdaInstance,
 } from './mapping.ts';
 
@@ -82,11 +92,27 @@ interface SshKeyChoice {
 export interface LambdaAdapterOptions {
   /** An SSH key already on the account, used when the caller gives no public key. */
   sshKeyName: string | null;
+  /** What a filesystem costs, exact decimal USD per GB-month (Lambda's billing page shows $0.20 per GiB used). */
+  volumePriceUsdPerGbMonth: string;
 }
 
-export class LambdaProvider implements Provider, Rebootable {
+const GIB = 1024 ** 3;
+
+const toVolume = (fs: LambdaFileSystem): UpstreamVolume => ({
+  volumeId: fs.id,
+  region: fs.region.name,
+  // the size asked for rides in the name; a filesystem made elsewhere counts what it holds
+  sizeGb: parseFileSystemName(fs.name)?.sizeGb ?? Math.ceil((fs.bytes_used ?? 0) / GIB),
+  status: fs.is_in_use ? 'in_use' : 'available',
+});
+
+/**
+ * Lambda rents VMs, not containers: a create carries SSH keys and filesystems, nothing else (no image, env,
+ * ports, command; its cloud-init user data holds only the extra keys).
+ */
+export class LambdaProvider implements Provider, Rebootable, VolumeHost {
   readonly name = PROVIDER;
-  readonly machineOptions: readonly MachineOption[] = ['ssh_keys'];
+  readonly machineOptions: readonly MachineOption[] = ['ssh_keys', 'volumes'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   /** Lambda states neither network speed nor open ports. */
   readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports'];
@@ -120,6 +146,11 @@ export class LambdaProvider implements Provider, Rebootable {
   async createMachine(request: CreateMachineRequest): Promise<Machine> {
     const where = parseOfferId(request.offerId);
     if (!where) throw new ProviderFailure(PROVIDER, 'rejected', `no such offer: ${request.offerId}`);
+    const unsupported = unsupportedOptions(request, this.machineOptions);
+    if (unsupported.length > 0) throw new ProviderFailure(PROVIDER, 'rejected', `Lambda cannot carry out ${unsupported.join(', ')}`);
+    const problem = optionValuesProblem(request);
+    if (problem) throw new ProviderFailure(PROVIDER, 'rejected', problem);
+    const fileSystemNames = await this.fileSystemNames(request.volumeIds, where.regionName);
     const key = await this.chooseSshKey(request);
 
     let instanceIds: string[];
@@ -127,7 +158,14 @@ export class LambdaProvider implements Provider, Rebootable {
       const data = await this.client.call('POST', '/instance-operations/launch', {
         idempotent: false,
         launch: true,
-        body: launchBody({ ...where, sshKeyName: key.name, label: request.label, name: request.name, image: request.image }),
+        body: launchBody({
+          ...where,
+          sshKeyName: key.name,
+          extraPublicKeys: request.sshPublicKeys.slice(1),
+          fileSystemNames,
+          label: request.label,
+          name: request.name,
+        }),
       });
       instanceIds = launchSchema.parse(data).instance_ids;
     } catch (error) {
@@ -187,6 +225,63 @@ export class LambdaProvider implements Provider, Rebootable {
     } catch (error) {
       throw toFailure('action', 'restart', error);
     }
+  }
+
+  async volumeOffers(): Promise<VolumeOffer[]> {
+    try {
+      const regions = regionListSchema.parse(await this.client.call('GET', '/regions', { idempotent: true }));
+      return regions.map((r) => ({ region: r.name, priceUsdPerGbMonth: this.options.volumePriceUsdPerGbMonth }));
+    } catch (error) {
+      throw toFailure('read', 'list regions', error);
+    }
+  }
+
+  async createVolume(request: { label: string; name: string; sizeGb: number; region: string }): Promise<UpstreamVolume> {
+    const name = fileSystemNameFor(request.label, request.sizeGb);
+    if (!name) throw new ProviderFailure(PROVIDER, 'rejected', `create filesystem: "${request.label}" cannot be a Lambda filesystem name`);
+    try {
+      const data = await this.client.call('POST', '/filesystems', { idempotent: false, body: { name, region: request.region } });
+      return toVolume(fileSystemSchema.parse(data));
+    } catch (error) {
+      throw toFailure('create', `create filesystem ${name}`, error);
+    }
+  }
+
+  async getVolume(volumeId: string): Promise<UpstreamVolume | null> {
+    const found = (await this.listFileSystems()).find((fs) => fs.id === volumeId);
+    return found ? toVolume(found) : null;
+  }
+
+  /** Lambda refuses (filesystems/filesystem-in-use) while an instance has it mounted: a refusal. */
+  async deleteVolume(volumeId: string): Promise<void> {
+    try {
+      await this.client.call('DELETE', `/filesystems/${encodeURIComponent(volumeId)}`, { idempotent: true });
+    } catch (error) {
+      if (isGone(error)) return;
+      throw toFailure('action', `delete filesystem ${volumeId}`, error);
+    }
+  }
+
+  private async listFileSystems(): Promise<LambdaFileSystem[]> {
+    try {
+      return fileSystemListSchema.parse(await this.client.call('GET', '/file-systems', { idempotent: true }));
+    } catch (error) {
+      throw toFailure('read', 'list filesystems', error);
+    }
+  }
+
+  /** Launch takes filesystems by name: ours are known by id, so they are looked up (and checked) first. */
+  private async fileSystemNames(volumeIds: readonly string[], regionName: string): Promise<string[]> {
+    if (volumeIds.length === 0) return [];
+    const all = await this.listFileSystems();
+    return volumeIds.map((volumeId) => {
+      const fs = all.find((f) => f.id === volumeId);
+      if (!fs) throw new ProviderFailure(PROVIDER, 'rejected', `launch: no filesystem ${volumeId}`);
+      if (fs.region.name !== regionName) {
+        throw new ProviderFailure(PROVIDER, 'rejected', `launch: filesystem ${volumeId} is in ${fs.region.name}, the offer in ${regionName}`);
+      }
+      return fs.name;
+    });
   }
 
   private async listInstances(): Promise<LambdaInstance[]> {

@@ -1,5 +1,4 @@
-import { envCredentials, type ProviderModule } from '../provider-module.ts';
-import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
+import { envCredentials, envUsdPrice, isUsdPrice, type ProviderModule } from '../provider-module.ts';
 import { LambdaProvider } from './adapter.ts';
 import { LambdaClient } from './client.ts';
 
@@ -20,13 +19,19 @@ export interface LambdaProviderConfig {
   launchIntervalMs?: number;
   /** An SSH key already registered on the account, used when a create carries no public key. */
   sshKeyName?: string;
+  /** Filesystem price, exact decimal USD per GB-month (default 0.20, Lambda's published rate per GiB used). */
+  volumePriceUsdPerGbMonth?: string;
 }
+
+export const LAMBDA_VOLUME_PRICE_USD_PER_GB_MONTH = '0.20';
 
 export type { LambdaProvider } from './adapter.ts';
 export { LAMBDA_ERROR_CODES, LambdaApiError, LambdaTransportError, type LambdaErrorCode } from './client.ts';
 
-export function createLambdaProvider(config: LambdaProviderConfig): Provider & Rebootable {
+export function createLambdaProvider(config: LambdaProviderConfig): LambdaProvider {
   if (!config.apiKey) throw new Error('lambda: apiKey is required');
+  const volumePrice = config.volumePriceUsdPerGbMonth ?? LAMBDA_VOLUME_PRICE_USD_PER_GB_MONTH;
+  if (!isUsdPrice(volumePrice)) throw new Error(`lambda: volumePriceUsdPerGbMonth must be a decimal USD amount, got "${volumePrice}"`);
   const client = new LambdaClient({
     apiKey: config.apiKey,
     baseUrl: config.baseUrl ?? 'https://cloud.lambda.ai/api/v1',
@@ -37,7 +42,7 @@ export function createLambdaProvider(config: LambdaProviderConfig): Provider & R
     minIntervalMs: config.minIntervalMs ?? 1_000,
     launchIntervalMs: config.launchIntervalMs ?? 12_000,
   });
-  return new LambdaProvider(client, { sshKeyName: config.sshKeyName ?? null });
+  return new LambdaProvider(client, { sshKeyName: config.sshKeyName ?? null, volumePriceUsdPerGbMonth: volumePrice });
 }
 
 export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
@@ -46,7 +51,8 @@ export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
   fromEnv(env) {
     const credentials = envCredentials(env, 'LAMBDA', 'Lambda');
     const sshKeyName = env.LAMBDA_SSH_KEY_NAME?.trim();
-    return credentials && { ...credentials, ...(sshKeyName && { sshKeyName }) };
+    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'LAMBDA_VOLUME_USD_PER_GB_MONTH', LAMBDA_VOLUME_PRICE_USD_PER_GB_MONTH);
+    return credentials && { ...credentials, ...(sshKeyName && { sshKeyName }), volumePriceUsdPerGbMonth };
   },
   create: (config) => createLambdaProvider(config),
 };

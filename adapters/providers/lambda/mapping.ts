@@ -202,17 +202,23 @@ export interface LaunchInput {
   typeName: string;
   regionName: string;
   sshKeyName: string;
+  /** Keys beyond the launch key: Lambda takes exactly one key name, so the rest go in through cloud-init. */
+  extraPublicKeys: readonly string[];
+  /** Filesystems to mount (at /lambda/nfs/<name>), by name. */
+  fileSystemNames: readonly string[];
   label: string;
   name: string;
-  image: string | null;
 }
 
 const TAG_VALUE_MAX = 128;
 const NAME_MAX = 64;
 
-/** A 32-hex string is an image id; anything else is taken as an image family. */
-const imageSpec = (image: string): { id: string } | { family: string } =>
-  /^[0-9a-f]{32}$/.test(image) ? { id: image } : { family: image };
+/**
+ * cloud-init user data that adds keys to the default user's authorized_keys. Each key is a JSON string, which
+ * YAML reads as the same text whatever characters its comment holds.
+ */
+export const extraKeysUserData = (keys: readonly string[]): string =>
+  ['#cloud-config', 'ssh_authorized_keys:', ...keys.map((key) => `  - ${JSON.stringify(key.trim())}`), ''].join('\n');
 
 export const launchBody = (input: LaunchInput): Record<string, unknown> => ({
   region_name: input.regionName,
@@ -223,8 +229,40 @@ export const launchBody = (input: LaunchInput): Record<string, unknown> => ({
     { key: ID_TAG, value: input.label.slice(0, TAG_VALUE_MAX) },
     ...(input.name ? [{ key: NAME_TAG, value: input.name.slice(0, TAG_VALUE_MAX) }] : []),
   ],
-  ...(input.image ? { image: imageSpec(input.image) } : {}),
+  ...(input.fileSystemNames.length > 0 ? { file_system_names: [...input.fileSystemNames] } : {}),
+  ...(input.extraPublicKeys.length > 0 ? { user_data: extraKeysUserData(input.extraPublicKeys) } : {}),
 });
+
+// ---- filesystems ----
+
+export const fileSystemSchema = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  region: region,
+  is_in_use: z.boolean().optional(),
+  bytes_used: z.number().nullish(),
+});
+export type LambdaFileSystem = z.infer<typeof fileSystemSchema>;
+export const fileSystemListSchema = z.array(fileSystemSchema);
+export const regionListSchema = z.array(region);
+
+const FILE_SYSTEM_NAME = /^[a-zA-Z]+[0-9a-zA-Z-]*$/;
+const FILE_SYSTEM_NAME_MAX = 60;
+
+/**
+ * A filesystem keeps only a name (letters, digits, hyphens) and has no size of its own, so the name carries
+ * both our label and the size asked for: "vol_abc" of 20 GB is "vol-abc-20gb". null when the label cannot be one.
+ */
+export function fileSystemNameFor(label: string, sizeGb: number): string | null {
+  const name = `${label.replace(/_/g, '-')}-${sizeGb}gb`;
+  return name.length <= FILE_SYSTEM_NAME_MAX && FILE_SYSTEM_NAME.test(name) ? name : null;
+}
+
+/** Our label and the size back from a name this adapter gave; null for filesystems made elsewhere. */
+export function parseFileSystemName(name: string): { label: string; sizeGb: number } | null {
+  const match = /^([a-z]+)-([a-z0-9]+)-(\d+)gb$/.exec(name);
+  return match ? { label: `${match[1]}_${match[2]}`, sizeGb: Number(match[3]) } : null;
+}
 
 /** The machine as we know it from our own request, for when the read-back right after launch fails. */
 export const launchedMachine = (machineId: string, label: string): Machine => ({

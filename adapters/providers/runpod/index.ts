@@ -1,6 +1,5 @@
 import { envCredentials, envUrl, envUsdPrice, isUsdPrice, type ProviderModule } from '../provider-module.ts';
 import type { Dispatcher } from 'undici';
-import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
 import { RunpodProvider } from './adapter.ts';
 import { RunpodClient } from './client.ts';
 

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRebootable, type Provider } from '../../../core/ports/providers.ts';
-import { createLambdaProvider, type LambdaProviderConfig } from '../../../adapters/providers/lambda/index.ts';
-import { startFakeLambda, type FakeLambda } from '../../fakes/lambda/server.ts';
+import { isRebootable, type CreateMachineRequest, type Provider } from '../../../core/ports/providers.ts';
+import { createLambdaProvider, lambdaModule, type LambdaProviderConfig } from '../../../adapters/providers/lambda/index.ts';
+import { volumeHostContract } from '../volume-host-contract.ts';
+import { startFakeLambda, type FakeInstance, type FakeLambda } from '../../fakes/lambda/server.ts';
 import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOurTestKeyMaterial0000000000000000000 alice@laptop';
@@ -19,9 +20,46 @@ const fastConfig = (fake: FakeLambda, overrides: Partial<LambdaProviderConfig> =
   ...overrides,
 });
 
+/** The keys a launch installs: the named launch key, then those cloud-init adds (one JSON string a line). */
+const keysOf = (fake: FakeLambda, instance: FakeInstance): string[] => [
+  ...instance.sshKeyNames.map((name) => [...fake.state.sshKeys.values()].find((k) => k.name === name)!.public_key),
+  ...[...(instance.userData ?? '').matchAll(/^ {2}- (".*")$/gm)].map((match) => JSON.parse(match[1]!) as string),
+];
+
 providerContract('lambda', async () => {
   const fake = await startFakeLambda();
-  return { provider: createLambdaProvider(fastConfig(fake)), close: fake.close };
+  const provider = createLambdaProvider(fastConfig(fake));
+  return {
+    provider,
+    close: fake.close,
+    echoed: async (machineId) => {
+      const instance = fake.state.instances.get(machineId)!;
+      const byName = new Map([...fake.state.fileSystems.values()].map((fs) => [fs.name, fs.id]));
+      return { sshPublicKeys: keysOf(fake, instance), volumeIds: instance.fileSystemNames.map((name) => byName.get(name)!) };
+    },
+    volumeFor: async (offer) =>
+      (await provider.createVolume({ label: 'vol_contract', name: 'contract', sizeGb: 10, region: offer.region! })).volumeId,
+  };
+});
+
+volumeHostContract('lambda', async () => {
+  const fake = await startFakeLambda();
+  const provider = createLambdaProvider(fastConfig(fake, { volumePriceUsdPerGbMonth: '0.2' }));
+  return {
+    provider,
+    region: 'us-east-1',
+    priceUsdPerGbMonth: '0.2',
+    reportsInUse: true,
+    attach: async (volumeId) =>
+      (await provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_attach1', sshPublicKeys: [KEY], volumeIds: [volumeId] })))
+        .machineId,
+    // the filesystem's name is all Lambda keeps: our label with its underscore as a hyphen, and the size
+    upstreamLabelOf: async (volumeId) => {
+      const name = fake.state.fileSystems.get(volumeId)?.name;
+      return name ? name.replace('-', '_') : null;
+    },
+    close: fake.close,
+  };
 });
 
 describe('lambda adapter', () => {
@@ -140,16 +178,41 @@ describe('lambda adapter', () => {
       expect(machine).toMatchObject({ label: 'ins_wire01', status: 'provisioning', sshHost: null, priceUsdPerHour: '0.75' });
     });
 
-    it('passes an image family, or an image id when given 32 hex digits', async () => {
+    it('carries out SSH keys and filesystems only, refusing the rest before anything is made', async () => {
       const provider = await open();
-      await provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_img1', name: '', sshPublicKeys: [KEY], image: 'lambda-stack-24-04' }));
-      const id = 'ddaedf1b7a0e41ac981711504493b242';
-      await provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_img2', name: '', sshPublicKeys: [KEY], image: id }));
-      const [first, second] = fake.state.requestsTo('POST', '/instance-operations/launch');
-      expect((first!.body as Record<string, unknown>).image).toEqual({ family: 'lambda-stack-24-04' });
-      expect((second!.body as Record<string, unknown>).image).toEqual({ id });
-      // an empty human name adds no cp-name tag
-      expect((first!.body as Record<string, unknown>).tags).toEqual([{ key: 'cp-id', value: 'ins_img1' }]);
+      expect(provider.machineOptions).toEqual(['ssh_keys', 'volumes']);
+      const cases: [Partial<CreateMachineRequest>, RegExp][] = [
+        [{ image: 'nvidia/cuda:12.8.1-runtime-ubuntu24.04' }, /Lambda cannot carry out custom_image/],
+        [{ env: { A: '1' }, ports: [8888] }, /Lambda cannot carry out env, ports/],
+        [{ command: 'serve', startupScript: 'echo', registryAuth: { username: 'u', password: 'p' } }, /registry_auth, command, startup_script/],
+      ];
+      for (const [fields, reason] of cases) {
+        const failure = await failureOf(provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_no1', sshPublicKeys: [KEY], ...fields })));
+        expect(failure.kind).toBe('rejected');
+        expect(failure.message).toMatch(reason);
+      }
+      expect(fake.state.requests).toHaveLength(0);
+    });
+
+    it('launches with the first key by name and adds the others through cloud-init (Lambda takes exactly one key name)', async () => {
+      const provider = await open();
+      const second = 'ecdsa-sha2-nistp256 AAAAE2VjZHNhSecond bob "quoted" #x';
+      const third = 'ssh-rsa AAAAB3NzaThird carol@desk';
+      const machine = await provider.createMachine(
+        machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_keys1', name: '', sshPublicKeys: [KEY, second, ` ${third}\n`] }),
+      );
+      const body = fake.state.requestsTo('POST', '/instance-operations/launch')[0]!.body as Record<string, unknown>;
+      expect(body.ssh_key_names).toEqual(['cp-ins_keys1']);
+      expect(body.user_data).toBe(`#cloud-config\nssh_authorized_keys:\n  - ${JSON.stringify(second)}\n  - ${JSON.stringify(third)}\n`);
+      // an empty human name adds no cp-name tag, and no image is ever sent
+      expect(body.tags).toEqual([{ key: 'cp-id', value: 'ins_keys1' }]);
+      expect(body).not.toHaveProperty('image');
+      expect(fake.state.instances.get(machine.machineId)!.userData).toBe(body.user_data);
+      expect([...fake.state.sshKeys.values()].map((k) => k.public_key)).toEqual([KEY]);
+
+      // one key: no user data at all
+      await create(provider, 'ins_keys2');
+      expect(fake.state.requestsTo('POST', '/instance-operations/launch')[1]!.body).not.toHaveProperty('user_data');
     });
 
     it('reuses a key with the same material (whatever its comment) and never deletes it', async () => {
@@ -402,6 +465,77 @@ describe('lambda adapter', () => {
       const launches = fake.state.requestsTo('POST', '/instance-operations/launch');
       expect(launches.map((r) => r.status)).toEqual([200, 200]);
       expect(launches[1]!.at - launches[0]!.at).toBeGreaterThanOrEqual(240);
+    });
+  });
+
+  describe('filesystems', () => {
+    const lambda = () => open() as Promise<ReturnType<typeof createLambdaProvider>>;
+
+    it('makes a filesystem named after our label and the size, and reads both back', async () => {
+      const provider = await lambda();
+      const volume = await provider.createVolume({ label: 'vol_abc123', name: 'my data', sizeGb: 250, region: 'us-west-1' });
+      expect(fake.state.requestsTo('POST', '/filesystems')[0]!.body).toEqual({ name: 'vol-abc123-250gb', region: 'us-west-1' });
+      expect(volume).toEqual({ volumeId: volume.volumeId, region: 'us-west-1', sizeGb: 250, status: 'available' });
+      expect(await provider.getVolume(volume.volumeId)).toEqual(volume);
+      expect(await failureOf(provider.createVolume({ label: 'vol_abc123', name: 'again', sizeGb: 250, region: 'us-west-1' }))).toMatchObject({
+        kind: 'rejected',
+        status: 400,
+      });
+      expect((await failureOf(provider.createVolume({ label: '9_lives', name: 'x', sizeGb: 1, region: 'us-west-1' }))).message).toMatch(/filesystem name/);
+    });
+
+    it('counts a filesystem made elsewhere by what it holds', async () => {
+      const provider = await lambda();
+      fake.state.fileSystems.set('f1', { id: 'f1', name: 'team-scratch', region: 'us-east-1', created: new Date().toISOString(), bytesUsed: 3 * 1024 ** 3 + 1 });
+      expect(await provider.getVolume('f1')).toEqual({ volumeId: 'f1', region: 'us-east-1', sizeGb: 4, status: 'available' });
+    });
+
+    it('mounts filesystems by name at launch, and refuses one that is missing or in another region before launching', async () => {
+      const provider = await lambda();
+      const here = await provider.createVolume({ label: 'vol_here', name: 'x', sizeGb: 10, region: 'us-east-1' });
+      const far = await provider.createVolume({ label: 'vol_far', name: 'x', sizeGb: 10, region: 'europe-central-1' });
+      const machine = await provider.createMachine(
+        machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_fs1', sshPublicKeys: [KEY], volumeIds: [here.volumeId] }),
+      );
+      expect((fake.state.requestsTo('POST', '/instance-operations/launch')[0]!.body as Record<string, unknown>).file_system_names).toEqual(['vol-here-10gb']);
+      expect(fake.state.instances.get(machine.machineId)!.fileSystemNames).toEqual(['vol-here-10gb']);
+      expect((await provider.getVolume(here.volumeId))?.status).toBe('in_use');
+
+      for (const [volumeId, reason] of [['nosuch', /no filesystem nosuch/], [far.volumeId, /is in europe-central-1, the offer in us-east-1/]] as const) {
+        const failure = await failureOf(
+          provider.createMachine(machineRequest({ offerId: 'gpu_1x_a10@us-east-1', label: 'ins_fs2', sshPublicKeys: [KEY], volumeIds: [volumeId] })),
+        );
+        expect(failure.kind).toBe('rejected');
+        expect(failure.message).toMatch(reason);
+      }
+      expect(fake.state.requestsTo('POST', '/instance-operations/launch')).toHaveLength(1);
+    });
+
+    it('the fake refuses a filesystem in another region at launch, as Lambda does', async () => {
+      await open();
+      const response = await fetch(`${fake.url}/filesystems`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.state.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'elsewhere', region: 'us-west-1' }),
+      });
+      expect(response.status).toBe(200);
+      fake.state.sshKeys.set('k1', { id: 'k1', name: 'mine', public_key: KEY });
+      const launch = await fetch(`${fake.url}/instance-operations/launch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.state.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ region_name: 'us-east-1', instance_type_name: 'gpu_1x_a10', ssh_key_names: ['mine'], file_system_names: ['elsewhere'] }),
+      });
+      expect(launch.status).toBe(400);
+      expect(await launch.json()).toMatchObject({ error: { code: 'instance-operations/launch/file-system-in-wrong-region' } });
+    });
+
+    it('offers filesystems in every region at the configured price (LAMBDA_VOLUME_USD_PER_GB_MONTH, default 0.20)', async () => {
+      const provider = await lambda();
+      const offers = await provider.volumeOffers();
+      expect(offers).toHaveLength(9);
+      expect(new Set(offers.map((o) => o.priceUsdPerGbMonth))).toEqual(new Set(['0.20']));
+      expect(lambdaModule.fromEnv({ LAMBDA_API_KEY: 'k', LAMBDA_VOLUME_USD_PER_GB_MONTH: '0.25' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.25' });
+      expect(() => lambdaModule.fromEnv({ LAMBDA_API_KEY: 'k', LAMBDA_VOLUME_USD_PER_GB_MONTH: '0,2' })).toThrow(/^LAMBDA_VOLUME_USD_PER_GB_MONTH: /);
     });
   });
 });

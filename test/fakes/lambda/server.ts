@@ -27,6 +27,15 @@ export interface FakeSshKey {
   public_key: string;
 }
 
+/** A filesystem (Lambda's persistent storage): no size of its own, billed on bytes used. */
+export interface FakeFileSystem {
+  id: string;
+  name: string;
+  region: string;
+  created: string;
+  bytesUsed: number;
+}
+
 export interface FakeInstance {
   id: string;
   name: string | null;
@@ -36,6 +45,10 @@ export interface FakeInstance {
   sshKeyNames: string[];
   tags: { key: string; value: string }[];
   image: unknown;
+  /** Filesystems mounted at launch, by name. */
+  fileSystemNames: string[];
+  /** cloud-init user data as sent. */
+  userData: string | null;
   createdAt: number;
   /** Set to force a status; otherwise booting until bootMs has passed, then active. */
   status: string | null;
@@ -74,6 +87,7 @@ export interface FakeLambdaState {
   catalog: Map<string, { type: FakeInstanceType; capacity: string[] }>;
   instances: Map<string, FakeInstance>;
   sshKeys: Map<string, FakeSshKey>;
+  fileSystems: Map<string, FakeFileSystem>;
   requests: RecordedRequest[];
   /** Added to every answer. */
   latencyMs: number;
@@ -167,6 +181,8 @@ const invalid = (message: string) => fail(400, 'global/invalid-parameters', mess
 const instanceMissing = () => fail(404, 'global/object-does-not-exist', 'Specified instance does not exist.');
 
 const PREFIX = '/api/v1';
+const FILE_SYSTEM_NAME = /^[a-zA-Z]+[0-9a-zA-Z-]*$/;
+const USER_DATA_MAX = 1024 * 1024;
 const TAG_KEY = /^[a-z][a-z0-9-:]+$/;
 const HOSTNAME = /^[a-z0-9][0-9a-z-]{0,62}$/;
 
@@ -184,6 +200,7 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
     catalog: new Map(CATALOG.map((e) => [e.type.name, { type: { ...e.type, specs: { ...e.type.specs } }, capacity: [...e.capacity] }])),
     instances: new Map(),
     sshKeys: new Map(),
+    fileSystems: new Map(),
     requests: [],
     latencyMs: 0,
     bootMs: 50,
@@ -222,8 +239,11 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
       ...(up ? { ip: instance.ip, private_ip: `10.0.2.${instance.ip.split('.').pop()}` } : {}),
       status,
       ssh_key_names: [...instance.sshKeyNames],
-      file_system_names: [],
-      file_system_mounts: [],
+      file_system_names: [...instance.fileSystemNames],
+      file_system_mounts: instance.fileSystemNames.map((name) => {
+        const fs = [...state.fileSystems.values()].find((f) => f.name === name);
+        return { mount_point: `/lambda/nfs/${name}`, file_system_id: fs?.id ?? '' };
+      }),
       region: regionWire(instance.region),
       instance_type: entry.type,
       hostname: instance.hostname ?? (up ? instance.ip : ''),
@@ -241,6 +261,20 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
       firewall_rulesets: [],
     };
   };
+
+  /** Mounted on an instance that still exists (terminated ones are removed at once). */
+  const inUse = (fs: FakeFileSystem): boolean => [...state.instances.values()].some((i) => i.fileSystemNames.includes(fs.name));
+
+  const fileSystemWire = (fs: FakeFileSystem) => ({
+    id: fs.id,
+    name: fs.name,
+    mount_point: `/lambda/nfs/${fs.name}`,
+    created: fs.created,
+    created_by: { id: 'usr_fake', email: 'owner@example.com', status: 'active' },
+    is_in_use: inUse(fs),
+    region: regionWire(fs.region),
+    bytes_used: fs.bytesUsed,
+  });
 
   const authorized = (header: string | undefined): boolean => {
     if (!header) return false;
@@ -268,6 +302,7 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
   const launch = (body: unknown): HttpAnswer => {
     if (!isObject(body)) return invalid('Request body must be a JSON object.');
     const { region_name: region, instance_type_name: typeName, ssh_key_names: keys, name, hostname, tags } = body;
+    const { file_system_names: fileSystemNames, user_data: userData } = body;
     if (typeof region !== 'string' || typeof typeName !== 'string') {
       return invalid('region_name and instance_type_name are required.');
     }
@@ -286,9 +321,22 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
         );
       if (!good) return invalid('Invalid tags.');
     }
+    if (fileSystemNames !== undefined && (!Array.isArray(fileSystemNames) || !fileSystemNames.every((n) => typeof n === 'string'))) {
+      return invalid('file_system_names must be an array of strings.');
+    }
+    if (userData !== undefined && (typeof userData !== 'string' || Buffer.byteLength(userData) > USER_DATA_MAX)) {
+      return invalid('user_data must be plain text of at most 1 MB.');
+    }
     const entry = state.catalog.get(typeName);
     if (!entry) return fail(404, 'global/object-does-not-exist', 'Instance type does not exist.');
     if (!state.regions.has(region)) return invalid('Invalid region name.');
+    for (const fsName of (fileSystemNames as string[] | undefined) ?? []) {
+      const fs = [...state.fileSystems.values()].find((f) => f.name === fsName);
+      if (!fs) return fail(404, 'global/object-does-not-exist', `Specified filesystem '${fsName}' does not exist.`);
+      if (fs.region !== region) {
+        return fail(400, 'instance-operations/launch/file-system-in-wrong-region', `Filesystem '${fsName}' is in ${fs.region}, not ${region}.`);
+      }
+    }
     const key = [...state.sshKeys.values()].find((k) => k.name === keys[0]);
     if (!key) return fail(404, 'global/object-does-not-exist', 'Specified SSH key does not exist.');
     if (!entry.capacity.includes(region)) {
@@ -303,6 +351,8 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
       sshKeyNames: [keys[0]],
       tags: Array.isArray(tags) ? (tags as { key: string; value: string }[]).map((t) => ({ key: t.key, value: t.value })) : [],
       image: body.image ?? null,
+      fileSystemNames: [...new Set((fileSystemNames as string[] | undefined) ?? [])],
+      userData: typeof userData === 'string' ? userData : null,
       createdAt: Date.now(),
       status: null,
       ip: `198.51.100.${nextIp++ % 250}`,
@@ -373,6 +423,25 @@ export async function startFakeLambda(options: { apiKey?: string } = {}): Promis
       };
       state.sshKeys.set(key.id, key);
       return ok(generated ? { ...key, private_key: '-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----\n' } : key);
+    }
+    if (path === '/file-systems' && method === 'GET') return ok([...state.fileSystems.values()].map(fileSystemWire));
+    if (path === '/filesystems' && method === 'POST') {
+      if (!isObject(body) || typeof body.name !== 'string' || body.name.length < 1 || body.name.length > 60 || !FILE_SYSTEM_NAME.test(body.name)) {
+        return invalid('name must be 1 to 60 letters, digits and hyphens, starting with a letter.');
+      }
+      if (typeof body.region !== 'string' || !state.regions.has(body.region)) return invalid('Invalid region name.');
+      if ([...state.fileSystems.values()].some((f) => f.name === body.name)) return fail(400, 'global/duplicate', 'A filesystem with this name already exists.');
+      const fs: FakeFileSystem = { id: hex32(), name: body.name, region: body.region, created: new Date().toISOString(), bytesUsed: 0 };
+      state.fileSystems.set(fs.id, fs);
+      return ok(fileSystemWire(fs));
+    }
+    const fsPath = /^\/filesystems\/([^/]+)$/.exec(path);
+    if (fsPath && method === 'DELETE') {
+      const fs = state.fileSystems.get(decodeURIComponent(fsPath[1]!));
+      if (!fs) return fail(404, 'global/object-does-not-exist', 'Filesystem was not found.');
+      if (inUse(fs)) return fail(400, 'filesystems/filesystem-in-use', 'Filesystem is mounted to an instance and cannot be deleted.');
+      state.fileSystems.delete(fs.id);
+      return ok({ deleted_ids: [fs.id] });
     }
     const keyPath = /^\/ssh-keys\/([^/]+)$/.exec(path);
     if (keyPath && method === 'DELETE') {
