@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createVastProvider, type VastProviderConfig } from '../../../adapters/providers/vast/index.ts';
 import type { VastProvider } from '../../../adapters/providers/vast/adapter.ts';
-import { isRebootable, supportedOperations, type CreateMachineRequest } from '../../../core/ports/providers.ts';
+import { isRebootable, isVolumeHost, supportedOperations, type CreateMachineRequest } from '../../../core/ports/providers.ts';
 import { startFakeVast, type FakeVast } from '../../fakes/vast/server.ts';
 import { providerContract, failureOf, machineRequest } from '../provider-contract.ts';
 
@@ -330,6 +330,8 @@ describe('vast create', () => {
   it('carries out image, registry login, env, ports, startup script and several keys, the Vast way', async () => {
     const provider = await open();
     expect(provider.machineOptions).toEqual(['custom_image', 'registry_auth', 'env', 'ports', 'startup_script', 'ssh_keys']);
+    // Vast's volumes live on one host, not on the network: it hosts none of ours
+    expect(isVolumeHost(provider)).toBe(false);
     const keys = ['ssh-ed25519 AAAAfirst one@a', "ssh-rsa AAAAsec'ond two@b"];
     const created = await provider.createMachine(
       rent('31415926', 'ins_opts01', {
