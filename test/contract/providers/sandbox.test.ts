@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRebootable, isSelfRemoving, isVolumeHost, type CreateMachineRequest, type ProviderFailure } from '../../../core/ports/providers.ts';
+import { isRebootable, isSelfRemoving, isVolumeHost, type CreateMachineRequest, type Provider, type ProviderFailure } from '../../../core/ports/providers.ts';
+import { FaultyProvider } from '../../support/faulty-provider.ts';
 import { createSandboxProvider, sandboxModule, type SandboxConfig } from '../../../adapters/providers/sandbox/index.ts';
 import { MikroStorage } from '../../../adapters/storage/mikro-storage.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
@@ -101,6 +102,11 @@ describe('sandbox provider: capabilities', () => {
     const provider = createSandboxProvider();
     expect(provider.machineOptions).toEqual(['custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes']);
     expect(isVolumeHost(provider)).toBe(true);
+    // the tests' misbehaving wrapper passes both through, and hosts volumes only over a provider that does
+    const wrapped = new FaultyProvider(provider);
+    expect(wrapped.machineOptions).toBe(provider.machineOptions);
+    expect(isVolumeHost(wrapped)).toBe(true);
+    expect(isVolumeHost(new FaultyProvider({ ...provider, name: 'plain', listOffers: () => provider.listOffers() } as Provider))).toBe(false);
   });
 
   it('takes its volume price from SANDBOX_VOLUME_USD_PER_GB_MONTH, and refuses one that is not a decimal', async () => {
