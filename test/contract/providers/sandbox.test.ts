@@ -106,7 +106,11 @@ describe('sandbox provider: capabilities', () => {
     const wrapped = new FaultyProvider(provider);
     expect(wrapped.machineOptions).toBe(provider.machineOptions);
     expect(isVolumeHost(wrapped)).toBe(true);
-    expect(isVolumeHost(new FaultyProvider({ ...provider, name: 'plain', listOffers: () => provider.listOffers() } as Provider))).toBe(false);
+    const plain: Provider = {
+      name: 'plain', machineOptions: [], extraFilterKeys: [], listOffers: async () => [], isOfferId: () => false, getOffer: async () => null,
+      createMachine: async () => { throw new Error('not used'); }, getMachine: async () => null, listMachines: async () => [], terminateMachine: async () => undefined,
+    };
+    expect(isVolumeHost(new FaultyProvider(plain))).toBe(false);
   });
 
   it('takes its volume price from SANDBOX_VOLUME_USD_PER_GB_MONTH, and refuses one that is not a decimal', async () => {
