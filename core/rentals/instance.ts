@@ -48,6 +48,13 @@ export interface Instance {
   failure: string | null;
   /** How the provider answered the create; null while the call is in flight (a retry with the key waits for it). */
   launch: LaunchOutcome | null;
+  /** The container image it runs (a reference), when one was asked for. */
+  image: string | null;
+  /** The template it was rented from, and the saved SSH key it was given, when so. */
+  templateId: string | null;
+  sshKeyId: string | null;
+  /** Our volume ids attached to it. */
+  volumeIds: string[];
 }
 
 export type LaunchOutcome = 'created' | 'ambiguous' | 'refused';

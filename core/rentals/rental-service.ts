@@ -10,6 +10,8 @@ import { isRebootable, isSelfRemoving, ProviderFailure, supportedOperations, typ
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
 import { INSTANCE_ID_PREFIX, isLive, type Instance, type LaunchOutcome } from './instance.ts';
+import { missingOptions, resolveRentalOptions, type MachineSetup, type RentalCatalog, type RentalOptionsRequest } from './rental-options.ts';
+import type { VolumeService } from '../volumes/volume-service.ts';
 
 const HOUR_MS = 3_600_000;
 /** How often a retry reads the row of a first request that another process is launching. */
@@ -18,11 +20,9 @@ const LAUNCH_POLL_MS = 50;
 /** The first request with this key is still waiting for the provider's create. */
 const inFlight = (instance: Instance): boolean => instance.launch === null && instance.status === 'provisioning' && instance.machineId === null;
 
-export interface RentRequest {
+export interface RentRequest extends RentalOptionsRequest {
   nodeId: string;
   name: string | null;
-  sshPublicKey: string | null;
-  terminationHours: number | null;
   idempotencyKey: string | null;
 }
 
@@ -69,9 +69,23 @@ export class RentalService {
   private readonly launching = new Map<string, Promise<unknown>>();
   /** How long a retry waits for the first request's create before it answers 409 "still in progress". */
   private readonly launchWaitMs: number;
+  private readonly catalog: RentalCatalog;
+  private readonly volumes: VolumeService;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; market: MarketService; providers: readonly Provider[]; launchWaitMs?: number }) {
+  constructor(deps: {
+    storage: Storage;
+    clock: Clock;
+    ids: Ids;
+    secrets: Secrets;
+    market: MarketService;
+    providers: readonly Provider[];
+    catalog: RentalCatalog;
+    volumes: VolumeService;
+    launchWaitMs?: number;
+  }) {
     this.launchWaitMs = deps.launchWaitMs ?? 60_000;
+    this.catalog = deps.catalog;
+    this.volumes = deps.volumes;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
@@ -86,9 +100,8 @@ export class RentalService {
   }
 
   async rent(caller: Token, request: RentRequest): Promise<Rented> {
-    const digest = this.secrets.digest(
-      JSON.stringify([request.nodeId, request.name, request.sshPublicKey, request.terminationHours]),
-    );
+    const { idempotencyKey: _key, ...asked } = request;
+    const digest = this.secrets.digest(JSON.stringify(asked, Object.keys(asked).sort()));
     if (request.idempotencyKey) {
       const earlier = await this.storage.read((uow) => uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
       if (earlier) return this.replay(earlier, digest);
@@ -115,8 +128,14 @@ export class RentalService {
       throw new DomainError('CONFLICT', `node ${request.nodeId} is no longer available; search again with GET /v1/gpus`);
     }
     const rate = rateCentsPerHour(offer.priceUsdPerHour, this.market.settings.markupBps);
+    const options = await resolveRentalOptions(this.catalog, caller.tenantId, request);
+    const missing = missingOptions(options, provider.machineOptions);
+    if (missing.length > 0) {
+      throw new DomainError('CONFLICT', `provider ${provider.name} cannot carry out ${missing.join(', ')}; supported: see the node's supported_operations. Nothing was charged.`);
+    }
+    const terminationHours = options.terminationHours;
 
-    const created = await this.storage.transaction(async (uow): Promise<Rented> => {
+    const created = await this.storage.transaction(async (uow): Promise<Rented & { upstreamVolumeIds?: string[] }> => {
       const now = this.clock.now();
       const account = await uow.accounts.lock(caller.tenantId, now);
       if (!account) throw notFound(`tenant ${caller.tenantId}`);
@@ -136,11 +155,11 @@ export class RentalService {
       }
       const remaining = remainingCents(chain);
       const maxHours = maxRentalHours(chain);
-      if ((remaining !== null || maxHours !== null) && request.terminationHours === null) {
+      if ((remaining !== null || maxHours !== null) && terminationHours === null) {
         const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
         throw invalidInput(['body', 'termination_hours'], `required: this token (or one that issued it) has ${why}, so a rental needs a shutdown window in hours`);
       }
-      if (maxHours !== null && request.terminationHours !== null && request.terminationHours > maxHours) {
+      if (maxHours !== null && terminationHours !== null && terminationHours > maxHours) {
         throw invalidInput(['body', 'termination_hours'], `at most ${maxHours} for this token`);
       }
       // only machines past their paid time owe anything, so they alone decide what is available
@@ -148,10 +167,11 @@ export class RentalService {
       if (figures.availableCents < rate) {
         throw new DomainError('INSUFFICIENT_FUNDS', `the first hour costs ${rate} cents and ${figures.availableCents} are available; add funds first`);
       }
-      const commitment = rate * (request.terminationHours ?? 1);
+      const commitment = rate * (terminationHours ?? 1);
       if (remaining !== null && commitment > remaining) {
         throw new DomainError('SPEND_CAP_EXCEEDED', `this rental commits ${commitment} cents (rate x termination_hours) and the token's cap leaves ${remaining}`);
       }
+      const volumes = await this.volumes.forRental(uow, caller.tenantId, options.volumeIds, { provider: provider.name, region: offer.region });
       const instance: Instance = {
         id: this.ids.newId(INSTANCE_ID_PREFIX),
         tenantId: caller.tenantId,
@@ -168,7 +188,7 @@ export class RentalService {
         startedAt: null,
         paidUntil: new Date(now.getTime() + HOUR_MS),
         removalScheduledAt: null,
-        windowEndsAt: request.terminationHours === null ? null : new Date(now.getTime() + request.terminationHours * HOUR_MS),
+        windowEndsAt: terminationHours === null ? null : new Date(now.getTime() + terminationHours * HOUR_MS),
         terminatedAt: null,
         machineId: null,
         sshHost: null,
@@ -180,14 +200,17 @@ export class RentalService {
         lastSeenAt: null,
         failure: null,
         launch: null,
+        ...options.record,
+        volumeIds: options.volumeIds,
       };
       await uow.instances.add(instance);
+      await uow.volumes.attach(options.volumeIds, instance.id);
       await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
       await uow.tokens.addCommitment(instance.tokenId, commitment);
-      return { instance, replayed: false };
+      return { instance, replayed: false, upstreamVolumeIds: volumes.upstreamIds };
     });
     if (created.replayed) return this.replay(created.instance, digest);
-    const launching = this.launch(provider, created.instance, request.sshPublicKey);
+    const launching = this.launch(provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] });
     this.launching.set(created.instance.id, launching.catch(() => undefined));
     try {
       return { instance: await launching, replayed: false };
@@ -320,6 +343,7 @@ export class RentalService {
       failure: failure ?? instance.failure,
     };
     await uow.instances.update(ended);
+    await uow.volumes.detachFrom(instance.id); // volumes outlive their machines
     return ended;
   }
 
@@ -346,23 +370,11 @@ export class RentalService {
    * instance and refunds it (409); no answer leaves it to the reconciler, which adopts the machine by its
    * label or fails it at the deadline. A machine made for a rental that ended meanwhile is removed.
    */
-  private async launch(provider: Provider, instance: Instance, sshPublicKey: string | null): Promise<Instance> {
+  private async launch(provider: Provider, instance: Instance, setup: MachineSetup & { volumeIds: string[] }): Promise<Instance> {
     let machine: Machine | null = null;
     let refusal: string | null = null;
     try {
-      machine = await provider.createMachine({
-        offerId: instance.offerId,
-        label: instance.id,
-        name: instance.name ?? instance.id,
-        sshPublicKeys: sshPublicKey ? [sshPublicKey] : [],
-        image: null,
-        registryAuth: null,
-        command: null,
-        env: {},
-        ports: [],
-        startupScript: null,
-        volumeIds: [],
-      });
+      machine = await provider.createMachine({ offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, ...setup });
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') {
         refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;

@@ -48,6 +48,9 @@ import { MeteringService } from '../../core/metering/metering-service.ts';
 import { meteringRoutes } from '../http/routes/metering-routes.ts';
 import { ConfigError } from './config.ts';
 import { priceListOf } from './metering-config.ts';
+import { VolumeService } from '../../core/volumes/volume-service.ts';
+import { volumeRoutes } from '../http/routes/volume-routes.ts';
+import { templateNode } from './template-node.ts';
 
 /** Injection tokens of the container. */
 export const TOKENS = {
@@ -69,6 +72,7 @@ export const TOKENS = {
   paymentsService: 'PaymentsService',
   signIn: 'SignInService',
   catalog: 'CatalogService',
+  volumes: 'VolumeService',
   metering: 'MeteringService',
 } as const;
 
@@ -83,6 +87,7 @@ export interface ControlPlaneServices {
   payments: PaymentsService;
   signIn: SignInService;
   catalog: CatalogService;
+  volumes: VolumeService;
   metering: MeteringService;
 }
 
@@ -205,6 +210,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  container.register(TOKENS.volumes, {
+    useFactory: instanceCachingFactory((c) => new VolumeService({ ...basics(c), providers: c.resolve<Provider[]>(TOKENS.providers) })),
+  });
   container.register(TOKENS.billing, {
     useFactory: instanceCachingFactory(
       (c) => new BillingService(basics(c)),
@@ -219,6 +227,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           secrets: c.resolve<Secrets>(TOKENS.secrets),
           market: c.resolve<MarketService>(TOKENS.market),
           providers: c.resolve<Provider[]>(TOKENS.providers),
+          catalog: c.resolve<CatalogService>(TOKENS.catalog),
+          volumes: c.resolve<VolumeService>(TOKENS.volumes),
         }),
     ),
   });
@@ -303,6 +313,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     payments: container.resolve<PaymentsService>(TOKENS.paymentsService),
     signIn: container.resolve<SignInService>(TOKENS.signIn),
     catalog: container.resolve<CatalogService>(TOKENS.catalog),
+    volumes: container.resolve<VolumeService>(TOKENS.volumes),
     metering: container.resolve<MeteringService>(TOKENS.metering),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
@@ -337,8 +348,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
-    ...instanceRoutes(services.rentals),
+    ...instanceRoutes(services.rentals, templateNode(services.catalog, services.market)),
     ...catalogRoutes(services.catalog),
+    ...volumeRoutes(services.volumes),
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
     ...(signInAdapters.builtin

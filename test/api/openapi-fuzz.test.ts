@@ -30,7 +30,9 @@ beforeAll(async () => {
   const sshKey = await api.call('POST', '/v1/ssh-keys', { ...as, body: { name: 'fuzz', public_key: publicKey } });
   const image = await api.call('POST', '/v1/images', { ...as, body: { name: 'fuzz', image: 'ubuntu:24.04', registry_username: 'u' } });
   const template = await api.call('POST', '/v1/templates', { ...as, body: { name: 'fuzz', image_id: image.body.id, ssh_key_ids: [sshKey.body.id] } });
-  expect([weak.status, spare.status, instance.status, deposit.status, checkout.status, sshKey.status, image.status, template.status]).toEqual([201, 201, 201, 201, 201, 201, 201, 201]);
+  const region: string = (await api.call('GET', '/v1/gpus?limit=1', as)).body.nodes[0].region;
+  const volume = await api.call('POST', '/v1/volumes', { ...as, body: { name: 'fuzz', size_gb: 10, provider: 'sandbox', region } });
+  expect([weak.status, spare.status, instance.status, deposit.status, checkout.status, sshKey.status, image.status, template.status, volume.status]).toEqual([201, 201, 201, 201, 201, 201, 201, 201, 201]);
   credentials = { bearer: tenant.token, weakBearer: weak.body.token, operatorKey: OPERATOR_KEY };
   const later = new Date(api.clock.now().getTime() + 3_600_000).toISOString();
   hints = {
@@ -64,7 +66,10 @@ beforeAll(async () => {
     public_key: [publicKey, sshKeygen('ecdsa').publicLine, 'ssh-ed25519 AAAA', sshKeygen('ed25519').privateText],
     image: ['ubuntu:24.04', 'ghcr.io/acme/app:v1', 'Not A Reference', null],
     ssh_key_ids: [[sshKey.body.id], [], ['key_unknown0']],
-    volume_ids: [[], ['vol_abc']],
+    volume_ids: [[], ['vol_abc'], [volume.body.id]],
+    volume_id: [volume.body.id, 'vol_unknown0'],
+    size_gb: [10, 0, 10_001],
+    region: [region, 'Atlantis'],
     ports: [[22, 8888], [0], []],
     env: [{ A: '1' }, { '1x': 'y' }],
   };

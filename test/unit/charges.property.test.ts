@@ -37,6 +37,10 @@ const instance = (fields: Partial<Instance>): Instance => ({
   lastSeenAt: null,
   failure: null,
   launch: 'created',
+  image: null,
+  templateId: null,
+  sshKeyId: null,
+  volumeIds: [],
   ...fields,
 });
 

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Instance, InstanceStatus, LaunchOutcome } from '../../../core/rentals/instance.ts';
 import type { InstanceStore } from '../../../core/ports/storage.ts';
-import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
+import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = [
   'id', 'tenant_id', 'token_id', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
   'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
-  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure', 'launch',
+  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure', 'launch', 'image', 'template_id', 'ssh_key_id', 'volume_ids',
 ] as const;
 const SELECT = COLUMNS.join(', ');
 const LIVE = `status in ('provisioning', 'running', 'rebooting', 'terminating')`;
@@ -39,12 +39,16 @@ const toInstance = (row: Row): Instance => ({
   lastSeenAt: dateOrNull(row.last_seen_at),
   failure: textOrNull(row.failure),
   launch: textOrNull(row.launch) as LaunchOutcome | null,
+  image: textOrNull(row.image),
+  templateId: textOrNull(row.template_id),
+  sshKeyId: textOrNull(row.ssh_key_id),
+  volumeIds: Array.isArray(row.volume_ids) ? row.volume_ids.map(String) : [],
 });
 
 const values = (i: Instance): unknown[] => [
   i.id, i.tenantId, i.tokenId, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
   i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
-  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch,
+  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch, i.image, i.templateId, i.sshKeyId, textArray(i.volumeIds),
 ];
 
 export class MikroInstanceStore implements InstanceStore {
@@ -55,7 +59,7 @@ export class MikroInstanceStore implements InstanceStore {
   }
 
   async add(instance: Instance): Promise<void> {
-    const marks = COLUMNS.map(() => '?').join(', ');
+    const marks = COLUMNS.map((column) => (column === 'volume_ids' ? '?::text[]' : '?')).join(', ');
     await this.em.execute(`insert into instances (${SELECT}) values (${marks})`, values(instance));
   }
 

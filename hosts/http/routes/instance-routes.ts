@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
+import { invalidInput } from '../../../core/errors.ts';
 import { ErrorOut } from '../schemas/common.ts';
 import { InstanceCreate, InstanceIdParams, InstanceOut, ScheduleRemovalRequest, instanceOut } from '../schemas/instances.ts';
 
@@ -9,7 +10,10 @@ const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 const LIST_LIMIT = 500;
 
-export function instanceRoutes(rentals: RentalService): RouteDef[] {
+/** The cheapest node matching a template's search, for a rental that names a template and no node. */
+export type TemplateNode = (tenantId: string, templateId: string) => Promise<string>;
+
+export function instanceRoutes(rentals: RentalService, templateNode: TemplateNode): RouteDef[] {
   const out = (instance: Instance) => instanceOut(instance, rentals.supportedOperations(instance));
   const action = (path: string, operationId: string, summary: string, outcomes: RouteResponse[], run: (tenantId: string, id: string) => Promise<Instance>) =>
     defineRoute({
@@ -47,12 +51,22 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
         { status: 503, description: 'Renting is not open yet, or the provider cannot be reached; nothing charged', schema: ErrorOut },
       ],
       async handle({ caller, body }) {
+        if (!body.node_id && !body.template_id) {
+          throw invalidInput(['body', 'node_id'], 'required: a node id from GET /v1/gpus (or a template_id whose template has a search)');
+        }
         const { instance, replayed } = await rentals.rent(caller!, {
-          nodeId: body.node_id,
+          nodeId: body.node_id ?? (await templateNode(caller!.tenantId, body.template_id!)),
           name: body.name ?? null,
           sshPublicKey: body.ssh_public_key ?? null,
           terminationHours: body.termination_hours ?? null,
           idempotencyKey: body.idempotency_key ?? null,
+          sshKeyId: body.ssh_key_id ?? null,
+          imageId: body.image_id ?? null,
+          templateId: body.template_id ?? null,
+          volumeIds: body.volume_ids ?? null,
+          env: body.env ?? null,
+          ports: body.ports ?? null,
+          startupScript: body.startup_script ?? null,
         });
         return { status: 201, body: out(instance), ...(replayed && { headers: { 'idempotent-replayed': 'true' } }) };
       },

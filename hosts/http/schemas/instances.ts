@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { dateTime, dateTimeOut, isoOrNull, resourceId } from './common.ts';
-import { sshPublicKeyField } from './catalog.ts';
+import { sshPublicKeyField, TemplateUpdate } from './catalog.ts';
 
 
 export const InstanceCreate = z
   .strictObject({
-    node_id: z.string().trim().min(3).max(200).meta({ description: 'A node id from GET /v1/gpus, e.g. sandbox:100123.' }),
+    node_id: z.string().trim().min(3).max(200).optional().meta({ description: 'A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented.' }),
     name: z.string().trim().max(200).optional(),
     // the check of a saved key (POST /v1/ssh-keys): the same parser, the same reasons
     ssh_public_key: sshPublicKeyField().optional(),
@@ -14,6 +14,13 @@ export const InstanceCreate = z
       description: 'Shutdown window: the machine is removed this many hours after creation. Required for a token with a spend cap.',
     }),
     idempotency_key: z.string().min(1).max(200).optional().meta({ description: 'Retry with the same key and body to get the same instance, never a second rental.' }),
+    ssh_key_id: resourceId('key').optional().meta({ description: 'One of your saved SSH keys (POST /v1/ssh-keys), installed beside ssh_public_key.' }),
+    image_id: resourceId('img').optional().meta({ description: 'One of your images (POST /v1/images): the container the machine runs.' }),
+    template_id: resourceId('tpl').optional().meta({ description: 'A saved template (POST /v1/templates); fields sent here win over its own.' }),
+    volume_ids: TemplateUpdate.shape.volume_ids.meta({ description: 'Your volumes to attach: same provider and region as the node.' }),
+    env: TemplateUpdate.shape.env,
+    ports: TemplateUpdate.shape.ports,
+    startup_script: TemplateUpdate.shape.startup_script,
   })
   .meta({ id: 'InstanceCreate' });
 
@@ -45,6 +52,10 @@ export const InstanceOut = z
     ssh_port: z.int().nullable(),
     idempotency_key: z.string().nullable(),
     failure: z.string().nullable().meta({ description: 'Why the rental failed (status failed); it cost nothing.' }),
+    image: z.string().nullable().meta({ description: 'The container image it runs, when one was asked for.' }),
+    template_id: z.string().nullable(),
+    ssh_key_id: z.string().nullable(),
+    volume_ids: z.array(z.string()),
     supported_operations: z.array(z.string()),
   })
   .meta({ id: 'InstanceOut' });
@@ -70,5 +81,9 @@ export const instanceOut = (i: Instance, supportedOperations: string[]): z.input
   ssh_port: i.sshPort,
   idempotency_key: i.idempotencyKey,
   failure: i.failure,
+  image: i.image,
+  template_id: i.templateId,
+  ssh_key_id: i.sshKeyId,
+  volume_ids: i.volumeIds,
   supported_operations: supportedOperations,
 });

@@ -1,0 +1,143 @@
+import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids } from '../ports/ids.ts';
+import { isVolumeHost, ProviderFailure, type Provider, type VolumeHost } from '../ports/providers.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import { hourlyPrice } from './pricing.ts';
+import { VOLUME_ID_PREFIX, type Volume } from './volume.ts';
+
+export interface VolumeRequest {
+  name: string;
+  sizeGb: number;
+  provider: string;
+  region: string;
+}
+
+/** Where a rental's machine will be: its volumes must be there too. */
+export interface Placement {
+  provider: string;
+  region: string | null;
+}
+
+/**
+ * Persistent volumes (DESIGN.md §12): made at a provider that has them, attached at rental in the same
+ * provider and region, kept when machines stop (emergency stop and breaker included), deleted only when no
+ * live machine uses them. Their storage is billed through metering, per started hour, by the sweep.
+ */
+export class VolumeService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly hosts: Map<string, Provider & VolumeHost>;
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; providers: readonly Provider[] }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.hosts = new Map(deps.providers.filter(isVolumeHost).map((provider) => [provider.name, provider]));
+  }
+
+  /** The enabled providers that have volumes. */
+  get providers(): string[] {
+    return [...this.hosts.keys()];
+  }
+
+  async create(tenantId: string, request: VolumeRequest): Promise<Volume> {
+    const host = this.hosts.get(request.provider);
+    if (!host) {
+      const have = this.providers;
+      throw invalidInput(['body', 'provider'], `${request.provider} has no volumes here; ${have.length > 0 ? `providers with volumes: ${have.join(', ')}` : 'no enabled provider has volumes'}`);
+    }
+    const offers = await host.volumeOffers().catch((error: unknown) => {
+      throw upstreamUnavailable(`could not ask ${host.name} where volumes can be made`, error, 'try again shortly; nothing was made');
+    });
+    const offer = offers.find((o) => o.region === request.region);
+    if (!offer) throw invalidInput(['body', 'region'], `${host.name} makes volumes in ${offers.map((o) => o.region).join(', ') || 'no region now'}`);
+
+    const now = this.clock.now();
+    const volume: Volume = {
+      id: this.ids.newId(VOLUME_ID_PREFIX),
+      tenantId,
+      name: request.name,
+      sizeGb: request.sizeGb,
+      provider: host.name,
+      region: offer.region,
+      status: 'creating',
+      upstreamId: null,
+      attachedInstanceId: null,
+      priceUsdPerGbMonth: offer.priceUsdPerGbMonth,
+      priceUsdPerGbHour: hourlyPrice(offer.priceUsdPerGbMonth),
+      billedHours: 0,
+      createdAt: now,
+      deletedAt: null,
+    };
+    await this.storage.transaction(async (uow) => {
+      const account = await uow.accounts.lock(tenantId, now);
+      if (!account) throw notFound(`tenant ${tenantId}`);
+      if (account.pause) throw new DomainError('CONFLICT', `renting is paused (${account.pause.kind.replace('_', ' ')}); volumes cost money too, so none is made until it is lifted`);
+      await uow.volumes.add(volume);
+    });
+    let made;
+    try {
+      made = await host.createVolume({ label: volume.id, name: volume.name, sizeGb: volume.sizeGb, region: volume.region });
+    } catch (error) {
+      await this.storage.transaction((uow) => uow.volumes.update({ ...volume, status: 'failed' }));
+      if (error instanceof ProviderFailure && error.kind === 'rejected') throw new DomainError('CONFLICT', `${host.name} refused the volume (${error.message}); nothing is billed`);
+      throw upstreamUnavailable(`${host.name} did not make the volume`, error, 'try again shortly; nothing is billed');
+    }
+    const ready: Volume = { ...volume, status: 'available', upstreamId: made.volumeId };
+    // storage is billed from creation: the row's created_at stands
+    await this.storage.transaction((uow) => uow.volumes.update(ready));
+    return ready;
+  }
+
+  list(tenantId: string): Promise<Volume[]> {
+    return this.storage.read((uow) => uow.volumes.list(tenantId));
+  }
+
+  /** Deletes a volume no live machine uses, upstream first; its storage is billed up to now. */
+  async delete(tenantId: string, volumeId: string): Promise<void> {
+    const volume = await this.storage.read((uow) => uow.volumes.get(tenantId, volumeId));
+    if (!volume || volume.status === 'deleted') throw notFound(`volume ${volumeId}`);
+    if (volume.status === 'attached') {
+      throw new DomainError('CONFLICT', `volume ${volumeId} is attached to instance ${volume.attachedInstanceId}; terminate it first (the volume is kept)`);
+    }
+    const host = this.hosts.get(volume.provider);
+    if (volume.upstreamId && host) {
+      try {
+        await host.deleteVolume(volume.upstreamId);
+      } catch (error) {
+        if (error instanceof ProviderFailure && error.kind === 'rejected') throw new DomainError('CONFLICT', `${volume.provider} refused to delete volume ${volumeId}: ${error.message}`);
+        throw upstreamUnavailable(`could not reach ${volume.provider} to delete volume ${volumeId}`, error, 'try again shortly; it stays and is billed meanwhile');
+      }
+    }
+    await this.storage.transaction(async (uow) => {
+      const [locked] = await uow.volumes.lockMany(tenantId, [volumeId]);
+      if (!locked || locked.status === 'deleted') return;
+      if (locked.status === 'attached') throw new DomainError('CONFLICT', `volume ${volumeId} was attached to instance ${locked.attachedInstanceId} meanwhile`);
+      await uow.volumes.update({ ...locked, status: 'deleted', attachedInstanceId: null, deletedAt: this.clock.now() });
+    });
+  }
+
+  /**
+   * A rental's volumes, inside its transaction: each the tenant's, available, and at the machine's provider
+   * and region; answers the provider's ids to attach. The rental attaches them once it is inserted.
+   */
+  async forRental(uow: UnitOfWork, tenantId: string, volumeIds: readonly string[], placement: Placement): Promise<{ volumes: Volume[]; upstreamIds: string[] }> {
+    if (volumeIds.length === 0) return { volumes: [], upstreamIds: [] };
+    const found = await uow.volumes.lockMany(tenantId, volumeIds);
+    const byId = new Map(found.map((v) => [v.id, v]));
+    const volumes = volumeIds.map((id, index) => {
+      const volume = byId.get(id);
+      if (!volume || volume.status === 'deleted') throw invalidInput(['body', 'volume_ids', index], `no volume ${id}; see GET /v1/volumes`);
+      if (volume.status !== 'available' || !volume.upstreamId) {
+        throw new DomainError('CONFLICT', `volume ${id} is ${volume.status}${volume.attachedInstanceId ? ` (instance ${volume.attachedInstanceId})` : ''}; a volume serves one machine at a time`);
+      }
+      if (volume.provider !== placement.provider || (placement.region !== null && volume.region !== placement.region)) {
+        throw new DomainError('CONFLICT', `volume ${id} is at ${volume.provider} in ${volume.region}; the node is at ${placement.provider} in ${placement.region ?? 'an unknown region'}: rent a node where the volume is`);
+      }
+      return volume;
+    });
+    return { volumes, upstreamIds: volumes.map((v) => v.upstreamId!) };
+  }
+}

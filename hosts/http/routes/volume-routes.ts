@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { VolumeService } from '../../../core/volumes/volume-service.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
+import { VolumeCreate, VolumeIdParams, VolumeOut, volumeOut } from '../schemas/volumes.ts';
+
+const tags = ['volumes'];
+
+/** Volumes (SPEC.md "Volumes, reservations, catalog"): `rent` to make and delete (they cost money), `read` to list. */
+export function volumeRoutes(volumes: VolumeService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/volumes',
+      operationId: 'createVolume',
+      summary: 'Make a persistent volume at a provider that has them; its storage is billed per started hour',
+      tags,
+      access: { kind: 'bearer', scope: 'rent' },
+      body: VolumeCreate,
+      responses: [
+        { status: 201, description: 'Made', schema: VolumeOut },
+        { status: 409, description: 'Renting is paused, or the provider refused the volume' },
+        { status: 503, description: 'The provider could not be reached; nothing is billed' },
+      ],
+      async handle({ caller, body }) {
+        const volume = await volumes.create(caller!.tenantId, { name: body.name, sizeGb: body.size_gb, provider: body.provider, region: body.region });
+        return { status: 201, body: volumeOut(volume) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/volumes',
+      operationId: 'listVolumes',
+      summary: 'The tenant\'s volumes (deleted ones are gone)',
+      tags,
+      access: { kind: 'bearer', scope: 'read' },
+      responses: [{ status: 200, description: 'Newest first', schema: z.array(VolumeOut) }],
+      async handle({ caller }) {
+        return { status: 200, body: (await volumes.list(caller!.tenantId)).map(volumeOut) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/volumes/{volume_id}',
+      operationId: 'deleteVolume',
+      summary: 'Delete a volume no machine uses (upstream too); storage is billed up to now',
+      tags,
+      access: { kind: 'bearer', scope: 'rent' },
+      params: VolumeIdParams,
+      responses: [
+        { status: 204, description: 'Deleted' },
+        { status: 409, description: 'Attached to a live instance, or the provider refused' },
+        { status: 503, description: 'The provider could not be reached; the volume stays' },
+      ],
+      async handle({ caller, params }) {
+        await volumes.delete(caller!.tenantId, params.volume_id);
+        return { status: 204 };
+      },
+    }),
+  ];
+}
