@@ -49,8 +49,11 @@ export class FaultyProvider implements Provider, Rebootable {
     return this.inner.name;
   }
 
+  /** What the provider says it carries out: the inner provider's, unless a test narrowed it (a Lambda-like cloud). */
+  narrowedOptions: readonly MachineOption[] | null = null;
+
   get machineOptions(): readonly MachineOption[] {
-    return this.inner.machineOptions;
+    return this.narrowedOptions ?? this.inner.machineOptions;
   }
 
   get extraFilterKeys(): readonly string[] {
