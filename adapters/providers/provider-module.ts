@@ -82,10 +82,10 @@ export function envFlag(env: Env, name: string, fallback: boolean): boolean {
 /** An exact decimal USD amount as text: digits, at most 9 before the point and 6 after ("0.07", "0.2"). */
 export const isUsdPrice = (text: string): boolean => /^\d{1,9}(\.\d{1,6})?$/.test(text);
 
-/** A USD price from an environment variable (a storage price per GB-month), or the fallback when unset. */
-export function envUsdPrice(env: Env, name: string, fallback: string): string {
+/** A USD price from an environment variable (a storage price per GB-month); undefined when unset (the adapter's default). */
+export function envUsdPrice(env: Env, name: string): string | undefined {
   const text = env[name]?.trim();
-  if (text === undefined || text === '') return fallback;
+  if (text === undefined || text === '') return undefined;
   if (!isUsdPrice(text)) throw new Error(`${name}: must be a decimal USD amount such as 0.07 (at most 6 decimals), got "${text}"`);
   return text;
 }

@@ -51,8 +51,8 @@ export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
   fromEnv(env) {
     const credentials = envCredentials(env, 'LAMBDA', 'Lambda');
     const sshKeyName = env.LAMBDA_SSH_KEY_NAME?.trim();
-    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'LAMBDA_VOLUME_USD_PER_GB_MONTH', LAMBDA_VOLUME_PRICE_USD_PER_GB_MONTH);
-    return credentials && { ...credentials, ...(sshKeyName && { sshKeyName }), volumePriceUsdPerGbMonth };
+    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'LAMBDA_VOLUME_USD_PER_GB_MONTH');
+    return credentials && { ...credentials, ...(sshKeyName && { sshKeyName }), ...(volumePriceUsdPerGbMonth && { volumePriceUsdPerGbMonth }) };
   },
   create: (config) => createLambdaProvider(config),
 };

@@ -66,8 +66,8 @@ export const runpodModule: ProviderModule<RunpodProviderConfig> = {
   fromEnv(env) {
     const credentials = envCredentials(env, 'RUNPOD', 'RunPod');
     const graphqlUrl = envUrl(env, 'RUNPOD_GRAPHQL_URL');
-    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'RUNPOD_VOLUME_USD_PER_GB_MONTH', RUNPOD_DEFAULTS.volumePriceUsdPerGbMonth);
-    return credentials && { ...credentials, ...(graphqlUrl && { graphqlUrl }), volumePriceUsdPerGbMonth };
+    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'RUNPOD_VOLUME_USD_PER_GB_MONTH');
+    return credentials && { ...credentials, ...(graphqlUrl && { graphqlUrl }), ...(volumePriceUsdPerGbMonth && { volumePriceUsdPerGbMonth }) };
   },
   create: (config) => createRunpodProvider(config),
 };

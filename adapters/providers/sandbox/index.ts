@@ -66,12 +66,13 @@ export const sandboxModule: ProviderModule<SandboxConfig> = {
   real: false,
   fromEnv(env) {
     if (!envFlag(env, 'SANDBOX_ENABLED', true)) return null;
-    return {
+    const config: SandboxConfig = {
       seed: envInt(env, 'SANDBOX_SEED', 2026, 0, 0xffff_ffff),
       offers: envInt(env, 'SANDBOX_OFFERS', 300, 1, MAX_OFFERS),
       latencyMs: envInt(env, 'SANDBOX_LATENCY_MS', 0, 0, 600_000),
-      volumePriceUsdPerGbMonth: envUsdPrice(env, 'SANDBOX_VOLUME_USD_PER_GB_MONTH', '0.07'),
     };
+    const volumePriceUsdPerGbMonth = envUsdPrice(env, 'SANDBOX_VOLUME_USD_PER_GB_MONTH');
+    return { ...config, ...(volumePriceUsdPerGbMonth && { volumePriceUsdPerGbMonth }) };
   },
   create: (config, { clock, database }) => createSandboxProvider({ clock: () => clock.now().getTime(), ...config }, database),
 };

@@ -550,7 +550,7 @@ describe('runpod adapter against the fake', () => {
     });
 
     it('takes its volume price from RUNPOD_VOLUME_USD_PER_GB_MONTH', () => {
-      expect(runpodModule.fromEnv({ RUNPOD_API_KEY: 'k' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.07' });
+      expect(runpodModule.fromEnv({ RUNPOD_API_KEY: 'k' })).toEqual({ apiKey: 'k' }); // the adapter's default, 0.07
       expect(runpodModule.fromEnv({ RUNPOD_API_KEY: 'k', RUNPOD_VOLUME_USD_PER_GB_MONTH: '0.05' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.05' });
       expect(() => runpodModule.fromEnv({ RUNPOD_API_KEY: 'k', RUNPOD_VOLUME_USD_PER_GB_MONTH: '$0.07' })).toThrow(/^RUNPOD_VOLUME_USD_PER_GB_MONTH: /);
       expect(() => createRunpodProvider({ apiKey: 'k', volumePriceUsdPerGbMonth: 'cheap' })).toThrow(/volumePriceUsdPerGbMonth/);

@@ -114,7 +114,8 @@ describe('sandbox provider: capabilities', () => {
   });
 
   it('takes its volume price from SANDBOX_VOLUME_USD_PER_GB_MONTH, and refuses one that is not a decimal', async () => {
-    expect(sandboxModule.fromEnv({})).toMatchObject({ volumePriceUsdPerGbMonth: '0.07' });
+    expect(sandboxModule.fromEnv({})).not.toHaveProperty('volumePriceUsdPerGbMonth');
+    expect((await createSandboxProvider().volumeOffers())[0]!.priceUsdPerGbMonth).toBe('0.07');
     expect(sandboxModule.fromEnv({ SANDBOX_VOLUME_USD_PER_GB_MONTH: '0.115' })).toMatchObject({ volumePriceUsdPerGbMonth: '0.115' });
     for (const bad of ['-1', '1e-2', '0.1234567', 'free']) {
       expect(() => sandboxModule.fromEnv({ SANDBOX_VOLUME_USD_PER_GB_MONTH: bad })).toThrow(/^SANDBOX_VOLUME_USD_PER_GB_MONTH: /);
