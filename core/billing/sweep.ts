@@ -21,6 +21,11 @@ export interface CheckoutReport {
   errors: string[];
 }
 
+/** The volume step of a pass: each started hour of each volume's storage becomes a usage record, once. */
+export interface SweepVolumes {
+  recordStorage(): Promise<{ recorded: number; errors: string[] }>;
+}
+
 /** The metering step of a pass: post unsettled usage records to the ledger while balances cover them. */
 export interface SweepMetering {
   settleAll(): Promise<{ settled: number }>;
@@ -48,6 +53,8 @@ export interface SweepReport {
   checkoutsSettled: number;
   /** Usage records posted to the ledger. */
   usageSettled: number;
+  /** Hours of volume storage recorded as usage this pass. */
+  volumeHoursRecorded: number;
   autoRecharge: AutoRechargeReport;
   /** Items recorded for an operator to decide (a checkout paid with another amount). */
   conflicts: string[];
@@ -77,9 +84,20 @@ export class SweepService {
   private readonly settings: SweepSettings;
   private readonly payments: SweepPayments | null;
   private readonly metering: SweepMetering | null;
+  private readonly volumes: SweepVolumes | null;
   private readonly reconciler: Reconciler;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; providers: readonly Provider[]; settings: SweepSettings; payments?: SweepPayments; metering?: SweepMetering }) {
+  constructor(deps: {
+    storage: Storage;
+    clock: Clock;
+    rentals: RentalService;
+    providers: readonly Provider[];
+    settings: SweepSettings;
+    payments?: SweepPayments;
+    metering?: SweepMetering;
+    volumes?: SweepVolumes;
+  }) {
+    this.volumes = deps.volumes ?? null;
     this.payments = deps.payments ?? null;
     this.metering = deps.metering ?? null;
     this.storage = deps.storage;
@@ -104,6 +122,7 @@ export class SweepService {
       ['hour blocks', (r) => this.payBlocks(r)],
       // before any breaker looks at an account: a recharge pays the blocks still owed
       ['auto-recharge', (r) => this.autoRecharge(r)],
+      ['volume storage', (r) => this.recordVolumeStorage(r)],
       // after the blocks and any recharge, before the breakers: usage the balance covers is owed no more
       ['usage', async (r) => void (r.usageSettled += (await this.metering?.settleAll())?.settled ?? 0)],
       ['breakers', (r) => this.tripBreakers(r)],
@@ -125,6 +144,13 @@ export class SweepService {
     report.checkoutsSettled += checkouts.settled;
     report.conflicts.push(...checkouts.conflicts);
     report.errors.push(...checkouts.errors);
+  }
+
+  private async recordVolumeStorage(report: SweepReport): Promise<void> {
+    if (!this.volumes) return;
+    const storage = await this.volumes.recordStorage();
+    report.volumeHoursRecorded += storage.recorded;
+    report.errors.push(...storage.errors);
   }
 
   private async autoRecharge(report: SweepReport): Promise<void> {
@@ -209,6 +235,7 @@ const emptyReport = (at: Date): SweepReport => ({
   terminationsRetried: 0,
   checkoutsSettled: 0,
   usageSettled: 0,
+  volumeHoursRecorded: 0,
   autoRecharge: { attempted: 0, succeeded: 0, failed: 0, errors: [] },
   conflicts: [],
   errors: [],

@@ -49,6 +49,7 @@ import { meteringRoutes } from '../http/routes/metering-routes.ts';
 import { ConfigError } from './config.ts';
 import { priceListOf } from './metering-config.ts';
 import { VolumeService } from '../../core/volumes/volume-service.ts';
+import { VolumeMeter } from '../../core/volumes/volume-meter.ts';
 import { volumeRoutes } from '../http/routes/volume-routes.ts';
 import { templateNode } from './template-node.ts';
 
@@ -267,6 +268,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           providers: c.resolve<Provider[]>(TOKENS.providers),
           payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
           metering: c.resolve<MeteringService>(TOKENS.metering),
+          volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
           settings: {
             provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
             defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
