@@ -1,4 +1,5 @@
 import { accountFigures, removalAt } from '../billing/account-view.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import { costUntil, earliest } from '../billing/charges.ts';
 import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
 import { postEntry } from '../billing/ledger.ts';
@@ -101,7 +102,7 @@ export class RentalService {
 
   async rent(caller: Token, request: RentRequest): Promise<Rented> {
     const { idempotencyKey: _key, ...asked } = request;
-    const digest = this.secrets.digest(JSON.stringify(asked, Object.keys(asked).sort()));
+    const digest = this.secrets.digest(canonicalJson(asked));
     if (request.idempotencyKey) {
       const earlier = await this.storage.read((uow) => uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
       if (earlier) return this.replay(earlier, digest);

@@ -86,6 +86,14 @@ describe('rentals with saved keys, images and templates', () => {
     expect(needsNode.body.errors[0].loc).toEqual(['body', 'node_id']);
   });
 
+  it('count every option in the idempotency key\'s body: another env with the same key is 409', async () => {
+    const { token } = await world.fundedTenant(10);
+    const body = { node_id: (await node()).id, idempotency_key: 'env-run', env: { SEED: '1' } };
+    expect((await world.rent(token, body)).status).toBe(201);
+    expect((await world.rent(token, body)).status).toBe(201);
+    expect((await world.rent(token, { ...body, env: { SEED: '2' } })).status).toBe(409);
+  });
+
   it('refuse unknown ids with 422 naming the field, and bad options before anything is charged', async () => {
     const { token } = await world.fundedTenant(10);
     const other = await world.fundedTenant(10);
