@@ -166,6 +166,10 @@ export class MikroStorage implements Storage {
     return work(unitOfWork(this.orm.em.fork()));
   }
 
+  autocommit<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return work(unitOfWork(this.orm.em.fork()));
+  }
+
   /** Raw SQL for operators' tools and tests; never used by the core. */
   execute<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
     return this.orm.em.fork().execute(sql, params) as Promise<T>;

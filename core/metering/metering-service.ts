@@ -173,18 +173,14 @@ export class MeteringService {
 
   private async append(uow: UnitOfWork | null, usage: NewUsage): Promise<RecordedUsage> {
     const work = async (u: UnitOfWork): Promise<RecordedUsage> => {
-      let added = await u.usage.add(usage);
-      if (added === 'no-total') {
-        if (!(await u.usage.openTotal(usage.tenantId, usage.resourceKind, usage.createdAt))) throw notFound(`tenant ${usage.tenantId}`);
-        added = await u.usage.add(usage);
-      }
-      if (added === 'no-total') throw new Error(`the running total of ${usage.resourceKind} for ${usage.tenantId} did not open`);
-      if (added !== 'exists') return { record: added, created: true };
+      const added = await u.usage.add(usage);
+      if (added) return { record: added, created: true };
       const before = await u.usage.byUniqueKey(usage.tenantId, usage.uniqueKey);
-      if (!before) throw new Error(`usage key ${usage.uniqueKey} is taken and its record is gone`);
+      if (!before) throw notFound(`tenant ${usage.tenantId}`);
       return { record: before, created: false };
     };
-    return uow ? work(uow) : this.storage.transaction(work);
+    // the record and its total move in one call, atomic by itself: no transaction needed
+    return uow ? work(uow) : this.storage.autocommit(work);
   }
 
   /** The first record of an idempotency key, if the retry asks for the same; else a conflict. */

@@ -26,6 +26,11 @@ export interface Storage {
   transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
   /** Runs read-only `work` outside any transaction. */
   read<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` outside any transaction, each statement committing on its own: for a write that is one
+   * atomic statement (or steps each safe alone), where BEGIN and COMMIT would only add two round trips.
+   */
+  autocommit<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -252,14 +257,12 @@ export interface VolumeStore {
 /** Metered usage (DESIGN.md §13): records, their running totals per (tenant, kind), and their settlement. */
 export interface UsageStore {
   /**
-   * Appends a record under its (tenant, kind) total's row lock, so records of one kind are metered one at a
-   * time: its amount is what it adds to ceil(exact total) in cents (core/metering/rounding.ts). 'exists': the
-   * tenant used the unique key before, nothing changed; 'no-total': the kind has no running total for the
-   * tenant yet (openTotal, then add again).
+   * Appends a record under its (tenant, kind) running total's row lock (the total opens at zero on first
+   * use), so records of one kind are metered one at a time: its amount is what it adds to ceil(exact total)
+   * in cents (core/metering/rounding.ts). One atomic call. null: the tenant used the unique key before
+   * (nothing changed), or there is no such tenant.
    */
-  add(usage: NewUsage): Promise<UsageRecord | 'exists' | 'no-total'>;
-  /** Starts the (tenant, kind) running total at zero unless it exists; false when there is no such tenant. */
-  openTotal(tenantId: string, resourceKind: string, at: Date): Promise<boolean>;
+  add(usage: NewUsage): Promise<UsageRecord | null>;
   byUniqueKey(tenantId: string, uniqueKey: string): Promise<StoredUsage | null>;
   /** Newest first (started_at). */
   list(tenantId: string, filter: UsageFilter): Promise<UsageRecord[]>;

@@ -17,11 +17,13 @@ export class Migration0012Metering extends Migration {
         check (charged_cents = ceil(total_usd * 100))
       )`);
     // Quantities and prices are exact decimals with at most 6 places; amount_cents is what the record added
-    // to its total's charge. unique_key makes an ingestion idempotent (per tenant).
+    // to its total's charge. unique_key makes an ingestion idempotent (per tenant). A record is only ever
+    // inserted beside its running total, whose row references the account: no foreign key of its own, so
+    // an ingestion takes no key-share lock on the account row (a settlement or a rental holds it FOR UPDATE).
     this.addSql(`
       create table usage_records (
         id text primary key,
-        tenant_id text not null references accounts (tenant_id),
+        tenant_id text not null,
         seq bigserial not null,
         resource_kind text not null,
         quantity numeric(16, 6) not null check (quantity > 0 and quantity <= 1000000000),
@@ -37,6 +39,42 @@ export class Migration0012Metering extends Migration {
         created_at timestamptz not null
       )`);
     this.addSql(`create unique index usage_records_key on usage_records (tenant_id, unique_key)`);
+    // One record metered (DESIGN.md §13, core/metering/rounding.ts): lock the (tenant, kind) running total
+    // (opened at zero on first use), price the record as what it adds to ceil(total x 100), insert it unless
+    // its unique key was used, and move the total by what was inserted. One call per record; a function
+    // because its plans are kept per session (the statements sent as text would be planned every time).
+    // Answers the new record, or nothing: the key was used before, or there is no such tenant.
+    this.addSql(`
+      create function meter_usage(p_id text, p_tenant text, p_kind text, p_quantity numeric, p_unit text, p_price numeric,
+                                  p_started timestamptz, p_ended timestamptz, p_reference text, p_key text, p_request text, p_created timestamptz)
+      returns setof usage_records language plpgsql as $$
+      declare
+        v_total numeric;
+        v_charged bigint;
+        v_amount bigint;
+      begin
+        select total_usd, charged_cents into v_total, v_charged from usage_totals where tenant_id = p_tenant and resource_kind = p_kind for update;
+        if not found then
+          insert into accounts (tenant_id, created_at) select id, p_created from tenants where id = p_tenant on conflict (tenant_id) do nothing;
+          insert into usage_totals (tenant_id, resource_kind, total_usd, charged_cents, created_at)
+            select tenant_id, p_kind, 0, 0, p_created from accounts where tenant_id = p_tenant
+            on conflict (tenant_id, resource_kind) do nothing;
+          select total_usd, charged_cents into v_total, v_charged from usage_totals where tenant_id = p_tenant and resource_kind = p_kind for update;
+          if not found then
+            return;
+          end if;
+        end if;
+        v_amount := ceil((v_total + p_quantity * p_price) * 100)::bigint - v_charged;
+        return query
+          insert into usage_records (id, tenant_id, resource_kind, quantity, unit, unit_price_usd, amount_cents, started_at, ended_at, reference, unique_key, request, created_at)
+          values (p_id, p_tenant, p_kind, p_quantity, p_unit, p_price, v_amount, p_started, p_ended, p_reference, p_key, p_request, p_created)
+          on conflict (tenant_id, unique_key) do nothing
+          returning *;
+        if found then
+          update usage_totals set total_usd = v_total + p_quantity * p_price, charged_cents = v_charged + v_amount
+           where tenant_id = p_tenant and resource_kind = p_kind;
+        end if;
+      end $$`);
     this.addSql(`create index usage_records_tenant on usage_records (tenant_id, started_at desc, seq desc)`);
     // what settlement walks (oldest first per tenant) and what owed_cents sums
     this.addSql(`create index usage_records_unsettled on usage_records (tenant_id, seq) include (amount_cents) where settled_at is null`);

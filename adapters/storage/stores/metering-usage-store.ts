@@ -27,34 +27,6 @@ const toRecord = (row: Row): UsageRecord => ({
 });
 
 /**
- * One statement appends a record under its (tenant, kind) running total's row lock. The lock is taken
- * first (FOR UPDATE answers the latest committed total, even after waiting), so records of one kind are
- * metered one after another; the record's amount is ceil(total after x 100) - charged so far, the one
- * rounding of core/metering/rounding.ts in NUMERIC. A unique key used before inserts nothing, and then
- * the total does not move either (it only adds what was inserted).
- */
-const ADD = `
-with cur as (
-  select total_usd, charged_cents from usage_totals where tenant_id = ? and resource_kind = ? for update
-),
-ins as (
-  insert into usage_records (id, tenant_id, resource_kind, quantity, unit, unit_price_usd, amount_cents, started_at, ended_at, reference, unique_key, request, created_at)
-  select ?, ?, ?, ?::numeric, ?, ?::numeric, ceil((cur.total_usd + ?::numeric * ?::numeric) * 100)::bigint - cur.charged_cents, ?, ?, ?, ?, ?, ?
-    from cur
-  on conflict (tenant_id, unique_key) do nothing
-  returning ${COLUMNS}
-),
-added as (
-  -- from the locked values, not t's: the row seen by this statement's snapshot may be an older version, and
-  -- PostgreSQL checks the row's constraint on the values made from it before it moves to the latest one
-  update usage_totals t set total_usd = cur.total_usd + ins.quantity * ins.unit_price_usd, charged_cents = cur.charged_cents + ins.amount_cents
-    from ins, cur
-   where t.tenant_id = ins.tenant_id and t.resource_kind = ins.resource_kind
-  returning t.tenant_id
-)
-select (select count(*) from cur) as locked, ins.* from (select 1) as one left join ins on true`;
-
-/**
  * Settlement, set-based: the accounts are locked first (in tenant order); then one statement posts every
  * unsettled record, oldest first per tenant, while the running sum of their amounts fits in the balance
  * (the first that does not fit and every later one wait), marks them settled and debits the accounts. The
@@ -99,17 +71,14 @@ export class MikroUsageStore implements UsageStore {
     this.em = em;
   }
 
-  async add(usage: NewUsage): Promise<UsageRecord | 'exists' | 'no-total'> {
-    const [row] = await this.em.execute<Row[]>(ADD, [
-      usage.tenantId,
-      usage.resourceKind,
+  async add(usage: NewUsage): Promise<UsageRecord | null> {
+    // meter_usage (migration 0012): the running total's row lock, the one rounding, the record, the total
+    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from meter_usage(?, ?, ?, ?::numeric, ?, ?::numeric, ?, ?, ?, ?, ?, ?)`, [
       usage.id,
       usage.tenantId,
       usage.resourceKind,
       usage.quantity,
       usage.unit,
-      usage.unitPriceUsd,
-      usage.quantity,
       usage.unitPriceUsd,
       usage.startedAt,
       usage.endedAt,
@@ -118,22 +87,7 @@ export class MikroUsageStore implements UsageStore {
       usage.request,
       usage.createdAt,
     ]);
-    if (!row || num(row.locked) === 0) return 'no-total';
-    return row.id === null || row.id === undefined ? 'exists' : toRecord(row);
-  }
-
-  async openTotal(tenantId: string, resourceKind: string, at: Date): Promise<boolean> {
-    await this.em.execute(`insert into accounts (tenant_id, created_at) select id, ? from tenants where id = ? on conflict (tenant_id) do nothing`, [at, tenantId]);
-    const rows = await this.em.execute<Row[]>(
-      `insert into usage_totals (tenant_id, resource_kind, total_usd, charged_cents, created_at)
-       select tenant_id, ?, 0, 0, ? from accounts where tenant_id = ?
-       on conflict (tenant_id, resource_kind) do nothing
-       returning tenant_id`,
-      [resourceKind, at, tenantId],
-    );
-    if (rows.length > 0) return true;
-    const [exists] = await this.em.execute<Row[]>(`select 1 from accounts where tenant_id = ?`, [tenantId]);
-    return exists !== undefined;
+    return row ? toRecord(row) : null;
   }
 
   async byUniqueKey(tenantId: string, uniqueKey: string): Promise<StoredUsage | null> {
