@@ -1,8 +1,9 @@
 /**
  * Benchmark of metering on PostgreSQL, each figure beside a plain-SQL baseline measured in the same run:
- *  - ingest: POST /v1/metering/usage over HTTP from 16 connections (16 tenants, then one tenant and one kind:
- *    every record waits for its running total's row lock) beside 16 connections each sending single-row
- *    INSERTs into a table of the same shape (same columns, indexes and checks). Goal: >= 25% of the plain rate.
+ *  - ingest: POST /v1/metering/usage over HTTP from 16 connections (autocannon on a worker thread; 16 tenants,
+ *    then one tenant and one kind, whose records all take the same running total's row lock) beside 16
+ *    connections each sending single-row INSERTs into a table of the same shape (same columns, indexes and
+ *    checks; no running total). Goal: >= 25% of the plain rate.
  *  - settle: 1,000,000 unsettled records (100 tenants) posted to the ledger by the sweep's settle step, beside
  *    the plain statements that write the same rows (INSERT the ledger entries, UPDATE the records, UPDATE the
  *    balances) in one transaction on copies of the tables. Goal: within 3x of the plain statements.

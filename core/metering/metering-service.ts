@@ -7,12 +7,17 @@ import type { Ids } from '../ports/ids.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { MICROS_PER_UNIT, parseDecimal } from './decimal.ts';
 import { KIND_PATTERN, parseUnitPrice, VOLUME_STORAGE, VOLUME_STORAGE_UNIT, type PriceList } from './prices.ts';
+import { IngestBatcher } from './ingest-batcher.ts';
 import { usagePeriods, type UsagePeriod } from './usage-periods.ts';
-import type { NewUsage, Settlement, UsageFilter, UsageRecord } from './usage.ts';
+import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsageRecord } from './usage.ts';
 
 export const USAGE_ID_PREFIX = 'usg';
 /** A record's quantity: > 0, at most 1e9, at most 6 decimals. */
 export const MAX_QUANTITY_MICROS = 1_000_000_000n * MICROS_PER_UNIT;
+
+/** Records ingested at once leave together, up to this many in one call, at most this many calls at a time. */
+const MAX_BATCH = 100;
+const MAX_BATCHES_IN_FLIGHT = 2;
 
 export const parseQuantity = (input: unknown) => parseDecimal(input, { maxMicros: MAX_QUANTITY_MICROS });
 
@@ -61,6 +66,7 @@ export class MeteringService {
   private readonly storage: Storage;
   private readonly clock: Clock;
   private readonly ids: Ids;
+  private readonly batcher: IngestBatcher;
   readonly prices: PriceList;
 
   constructor(deps: { storage: Storage; clock: Clock; ids: Ids; prices: PriceList }) {
@@ -68,6 +74,7 @@ export class MeteringService {
     this.clock = deps.clock;
     this.ids = deps.ids;
     this.prices = deps.prices;
+    this.batcher = new IngestBatcher(deps.storage, { maxBatch: MAX_BATCH, maxInFlight: MAX_BATCHES_IN_FLIGHT });
   }
 
   /** Ingests a tenant's record; the same idempotency key and body answer the first record (`replayed`), another body 409. */
@@ -171,20 +178,17 @@ export class MeteringService {
     return this.storage.transaction((uow) => uow.usage.settle(this.clock.now()));
   }
 
-  private async append(uow: UnitOfWork | null, usage: NewUsage): Promise<RecordedUsage> {
-    const work = async (u: UnitOfWork): Promise<RecordedUsage> => {
-      const added = await u.usage.add(usage);
-      if (added) return { record: added, created: true };
-      const before = await u.usage.byUniqueKey(usage.tenantId, usage.uniqueKey);
-      if (!before) throw notFound(`tenant ${usage.tenantId}`);
-      return { record: before, created: false };
-    };
-    // the record and its total move in one call, atomic by itself: no transaction needed
-    return uow ? work(uow) : this.storage.autocommit(work);
+  private async append(uow: UnitOfWork | null, usage: NewUsage): Promise<{ record: UsageRecord; created: true } | { record: StoredUsage; created: false }> {
+    // in the caller's transaction, or (one atomic call, no transaction needed) with the records that arrive at once
+    const added = uow ? await uow.usage.add(usage) : await this.batcher.add(usage);
+    if (added) return { record: added, created: true };
+    const before = await (uow ? uow.usage.byUniqueKey(usage.tenantId, usage.uniqueKey) : this.storage.read((u) => u.usage.byUniqueKey(usage.tenantId, usage.uniqueKey)));
+    if (!before) throw notFound(`tenant ${usage.tenantId}`);
+    return { record: before, created: false };
   }
 
   /** The first record of an idempotency key, if the retry asks for the same; else a conflict. */
-  private replay(before: UsageRecord & { request?: string | null }, request: string): UsageRecord {
+  private replay(before: StoredUsage, request: string): UsageRecord {
     if (before.request !== request) {
       throw new DomainError('CONFLICT', 'this idempotency_key was used for another usage record with a different body; use a new key for new usage');
     }

@@ -263,6 +263,11 @@ export interface UsageStore {
    * (nothing changed), or there is no such tenant.
    */
   add(usage: NewUsage): Promise<UsageRecord | null>;
+  /**
+   * Several records in one atomic call, each as `add` would meter it (answers in the order given); they are
+   * metered in (tenant, kind) order, so calls made at once lock running totals in one order.
+   */
+  addMany(usages: readonly NewUsage[]): Promise<(UsageRecord | null)[]>;
   byUniqueKey(tenantId: string, uniqueKey: string): Promise<StoredUsage | null>;
   /** Newest first (started_at). */
   list(tenantId: string, filter: UsageFilter): Promise<UsageRecord[]>;

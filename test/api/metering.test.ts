@@ -367,4 +367,40 @@ describe('metering for the control plane itself (volume storage)', () => {
     await expect(metering.record(null, { ...storageHour(3), tenantId: 'ten_nobody' })).rejects.toThrow(/not found/);
     expect((await usage(token)).body).toHaveLength(2);
   });
+
+  it('records sent at once are metered together, yet each alone: a bad one or an unknown tenant fails by itself', async () => {
+    const metering = world.api.plane.services.metering;
+    const tenants = await Promise.all([world.fundedTenant(1), world.fundedTenant(1), world.fundedTenant(1)]);
+    const at = world.clock.now();
+    const one = (k: number, extra: Partial<Parameters<typeof metering.record>[1]> = {}) => ({
+      tenantId: tenants[k % 3]!.tenantId,
+      kind: k % 2 === 0 ? 'volume_storage' : 'gpu_seconds',
+      quantity: `${k + 1}.5`,
+      unitPriceUsd: '0.000713',
+      reference: `r${k}`,
+      uniqueKey: `burst:${k}`,
+      startedAt: at,
+      endedAt: null,
+      ...extra,
+    });
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 40 }, (_, k) => metering.record(null, one(k))),
+      metering.record(null, one(40, { reference: 'nul \u0000 byte' })),
+      metering.record(null, one(41, { tenantId: 'ten_nobody' })),
+      ...Array.from({ length: 40 }, (_, k) => metering.record(null, one(k))), // the same keys again: replays
+    ]);
+    expect(outcomes.slice(0, 40).every((o) => o.status === 'fulfilled' && o.value.created)).toBe(true);
+    expect(outcomes.slice(42).every((o) => o.status === 'fulfilled')).toBe(true);
+    expect(outcomes[40]!.status).toBe('rejected');
+    expect(outcomes[41]).toMatchObject({ status: 'rejected', reason: { message: 'tenant ten_nobody not found' } });
+    for (const { token } of tenants) {
+      const records = (await usage(token)).body;
+      expect(records.length).toBeGreaterThanOrEqual(13);
+      for (const kind of ['volume_storage', 'gpu_seconds']) {
+        const ofKind = records.filter((r: any) => r.resource_kind === kind);
+        const exact = ofKind.reduce((s: number, r: any) => s + Number(r.quantity) * 713, 0); // millionths of a USD, exact in doubles here
+        expect(sum(ofKind)).toBe(Math.ceil(exact / 10_000));
+      }
+    }
+  });
 });

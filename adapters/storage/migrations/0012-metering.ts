@@ -43,11 +43,11 @@ export class Migration0012Metering extends Migration {
     // (opened at zero on first use), price the record as what it adds to ceil(total x 100), insert it unless
     // its unique key was used, and move the total by what was inserted. One call per record; a function
     // because its plans are kept per session (the statements sent as text would be planned every time).
-    // Answers the new record, or nothing: the key was used before, or there is no such tenant.
+    // Answers the new record's amount_cents, or null: the key was used before, or there is no such tenant.
     this.addSql(`
       create function meter_usage(p_id text, p_tenant text, p_kind text, p_quantity numeric, p_unit text, p_price numeric,
                                   p_started timestamptz, p_ended timestamptz, p_reference text, p_key text, p_request text, p_created timestamptz)
-      returns setof usage_records language plpgsql as $$
+      returns bigint language plpgsql as $$
       declare
         v_total numeric;
         v_charged bigint;
@@ -61,19 +61,39 @@ export class Migration0012Metering extends Migration {
             on conflict (tenant_id, resource_kind) do nothing;
           select total_usd, charged_cents into v_total, v_charged from usage_totals where tenant_id = p_tenant and resource_kind = p_kind for update;
           if not found then
-            return;
+            return null;
           end if;
         end if;
         v_amount := ceil((v_total + p_quantity * p_price) * 100)::bigint - v_charged;
-        return query
-          insert into usage_records (id, tenant_id, resource_kind, quantity, unit, unit_price_usd, amount_cents, started_at, ended_at, reference, unique_key, request, created_at)
+        insert into usage_records (id, tenant_id, resource_kind, quantity, unit, unit_price_usd, amount_cents, started_at, ended_at, reference, unique_key, request, created_at)
           values (p_id, p_tenant, p_kind, p_quantity, p_unit, p_price, v_amount, p_started, p_ended, p_reference, p_key, p_request, p_created)
-          on conflict (tenant_id, unique_key) do nothing
-          returning *;
-        if found then
-          update usage_totals set total_usd = v_total + p_quantity * p_price, charged_cents = v_charged + v_amount
-           where tenant_id = p_tenant and resource_kind = p_kind;
+          on conflict (tenant_id, unique_key) do nothing;
+        if not found then
+          return null;
         end if;
+        update usage_totals set total_usd = v_total + p_quantity * p_price, charged_cents = v_charged + v_amount
+         where tenant_id = p_tenant and resource_kind = p_kind;
+        return v_amount;
+      end $$`);
+    // Records ingested at the same moment, metered in one call and one transaction: in (tenant, kind) order, so
+    // two such calls lock running totals in the same order and never deadlock. Answers each input's position
+    // (ord, as given) with its amount_cents, or null as meter_usage does.
+    this.addSql(`
+      create function meter_usage_many(p_records jsonb) returns table (ord integer, amount_cents bigint) language plpgsql as $$
+      declare
+        r record;
+      begin
+        for r in
+          select * from jsonb_to_recordset(p_records) as x(ord integer, id text, tenant_id text, resource_kind text, quantity numeric, unit text,
+                                                           unit_price_usd numeric, started_at timestamptz, ended_at timestamptz, reference text,
+                                                           unique_key text, request text, created_at timestamptz)
+           order by x.tenant_id, x.resource_kind, x.ord
+        loop
+          ord := r.ord;
+          amount_cents := meter_usage(r.id, r.tenant_id, r.resource_kind, r.quantity, r.unit, r.unit_price_usd, r.started_at, r.ended_at,
+                                      r.reference, r.unique_key, r.request, r.created_at);
+          return next;
+        end loop;
       end $$`);
     this.addSql(`create index usage_records_tenant on usage_records (tenant_id, started_at desc, seq desc)`);
     // what settlement walks (oldest first per tenant) and what owed_cents sums

@@ -26,6 +26,9 @@ const toRecord = (row: Row): UsageRecord => ({
   createdAt: date(row.created_at),
 });
 
+/** The record just inserted, from what was sent and the amount the database priced it at. */
+const recordOf = ({ uniqueKey: _key, request: _request, ...usage }: NewUsage, amountCents: number): UsageRecord => ({ ...usage, amountCents, settledAt: null });
+
 /**
  * Settlement, set-based: the accounts are locked first (in tenant order); then one statement posts every
  * unsettled record, oldest first per tenant, while the running sum of their amounts fits in the balance
@@ -73,7 +76,7 @@ export class MikroUsageStore implements UsageStore {
 
   async add(usage: NewUsage): Promise<UsageRecord | null> {
     // meter_usage (migration 0012): the running total's row lock, the one rounding, the record, the total
-    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from meter_usage(?, ?, ?, ?::numeric, ?, ?::numeric, ?, ?, ?, ?, ?, ?)`, [
+    const [row] = await this.em.execute<Row[]>(`select meter_usage(?, ?, ?, ?::numeric, ?, ?::numeric, ?, ?, ?, ?, ?, ?) as amount_cents`, [
       usage.id,
       usage.tenantId,
       usage.resourceKind,
@@ -87,7 +90,33 @@ export class MikroUsageStore implements UsageStore {
       usage.request,
       usage.createdAt,
     ]);
-    return row ? toRecord(row) : null;
+    return row?.amount_cents === null || row?.amount_cents === undefined ? null : recordOf(usage, num(row.amount_cents));
+  }
+
+  async addMany(usages: readonly NewUsage[]): Promise<(UsageRecord | null)[]> {
+    if (usages.length === 1) return [await this.add(usages[0]!)];
+    // one JSON document: every value as text, numerics and times cast by the function (exact, no float)
+    const records = usages.map((u, ord) => ({
+      ord,
+      id: u.id,
+      tenant_id: u.tenantId,
+      resource_kind: u.resourceKind,
+      quantity: u.quantity,
+      unit: u.unit,
+      unit_price_usd: u.unitPriceUsd,
+      started_at: u.startedAt.toISOString(),
+      ended_at: u.endedAt?.toISOString() ?? null,
+      reference: u.reference,
+      unique_key: u.uniqueKey,
+      request: u.request,
+      created_at: u.createdAt.toISOString(),
+    }));
+    const rows = await this.em.execute<Row[]>(`select ord, amount_cents from meter_usage_many(?::jsonb)`, [JSON.stringify(records)]);
+    const amounts = new Map(rows.map((row) => [num(row.ord), row.amount_cents]));
+    return usages.map((usage, ord) => {
+      const amount = amounts.get(ord);
+      return amount === null || amount === undefined ? null : recordOf(usage, num(amount));
+    });
   }
 
   async byUniqueKey(tenantId: string, uniqueKey: string): Promise<StoredUsage | null> {
