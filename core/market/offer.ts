@@ -18,6 +18,11 @@ export interface Offer {
    * ("2.4933333", "0.75"). Never a float: conversion to cents happens once, in core/pricing.
    */
   priceUsdPerHour: string;
+  /**
+   * The spot (interruptible) price of the whole machine now, exact decimal USD per hour, in the units a
+   * SpotMarket bid is given in: a bid at or over it runs. null or absent: no spot market for this offer now.
+   */
+  spotPriceUsdPerHour?: string | null;
   /** Whether the price is one the provider guarantees (false for estimates, bids, unverified hosts). */
   priceVerified: boolean;
   cpus: number;

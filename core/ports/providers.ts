@@ -1,7 +1,12 @@
 import type { Offer } from '../market/offer.ts';
 import type { StandardFilter } from '../market/search-filter.ts';
 
-export type MachineStatus = 'provisioning' | 'running' | 'rebooting' | 'stopped' | 'terminated' | 'failed' | 'unknown';
+/**
+ * `preempted`: an interruptible machine (SpotMarket) the provider took back, because its spot price rose over the
+ * bid or it reclaimed the capacity; told apart from a machine that stopped, failed or vanished for other reasons.
+ * It may still exist upstream (stopped, its disk billed): whoever sees it terminates it.
+ */
+export type MachineStatus = 'provisioning' | 'running' | 'rebooting' | 'stopped' | 'preempted' | 'terminated' | 'failed' | 'unknown';
 
 /** A machine as the provider reports it. */
 export interface Machine {
@@ -133,6 +138,32 @@ export interface VolumeHost {
   deleteVolume(volumeId: string): Promise<void>;
 }
 
+/** A create at a bid on a provider's spot market. */
+export interface SpotMachineRequest extends CreateMachineRequest {
+  /**
+   * The most the machine may cost, whole machine, exact decimal USD per hour ("0.42"), in the units of
+   * Offer.spotPriceUsdPerHour: a bid at or over the offer's spot price runs, one under it is refused.
+   */
+  bidUsdPerHour: string;
+}
+
+/**
+ * Providers with a spot market (capability port, DESIGN.md §12): their offers carry `spotPriceUsdPerHour`
+ * (listOffers and getOffer), and a machine can be made interruptible at a bid. The provider may take it back
+ * whenever its spot price rises over the bid, or when it reclaims the capacity: the machine then reads
+ * `preempted` in getMachine and listMachines.
+ */
+export interface SpotMarket {
+  /**
+   * An interruptible machine at `bidUsdPerHour`. ProviderFailure `rejected` when the offer has no spot market, or the
+   * bid is under its spot price (nothing is left running upstream); `ambiguous` as for createMachine.
+   */
+  createSpotMachine(request: SpotMachineRequest): Promise<Machine>;
+}
+
+export const isSpotMarket = (provider: Provider): provider is Provider & SpotMarket =>
+  typeof (provider as Partial<SpotMarket>).createSpotMachine === 'function';
+
 export const isVolumeHost = (provider: Provider): provider is Provider & VolumeHost =>
   typeof (provider as Partial<VolumeHost>).createVolume === 'function';
 
@@ -148,5 +179,6 @@ export const supportedOperations = (provider: Provider): string[] => [
   ...(isRebootable(provider) ? ['reboot'] : []),
   // Removal at a time is always offered: the control plane's sweep owns the TTL where the provider cannot.
   'schedule_removal',
+  ...(isSpotMarket(provider) ? ['spot'] : []),
   ...provider.machineOptions,
 ];

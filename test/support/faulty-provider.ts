@@ -1,5 +1,6 @@
 import type { Offer } from '../../core/market/offer.ts';
 import {
+  isSpotMarket,
   isVolumeHost,
   ProviderFailure,
   type CreateMachineRequest,
@@ -7,6 +8,7 @@ import {
   type MachineOption,
   type Provider,
   type Rebootable,
+  type SpotMarket,
   type VolumeHost,
 } from '../../core/ports/providers.ts';
 
@@ -19,7 +21,8 @@ export type TerminateFault = 'fails' | 'lies';
  * A provider that misbehaves the ways real clouds do, on demand, around a working one: creates whose
  * answer is lost (with or without a machine made), terminations that fail or say they worked when they did
  * not, reads that fail (an outage), and a gate that holds the next machine listing until the test opens it.
- * Volumes are passed through untouched, and only when the inner provider hosts them (so isVolumeHost sees the same).
+ * Volumes are passed through untouched, and only when the inner provider hosts them (so isVolumeHost sees the same);
+ * so is a spot market, whose creates meet the same create faults and gate as createMachine.
  */
 export class FaultyProvider implements Provider, Rebootable {
   readonly inner: Provider & Partial<Rebootable>;
@@ -42,6 +45,10 @@ export class FaultyProvider implements Provider, Rebootable {
         deleteVolume: (volumeId) => inner.deleteVolume(volumeId),
       };
       Object.assign(this, volumes);
+    }
+    if (isSpotMarket(inner)) {
+      const spot: SpotMarket = { createSpotMachine: (request) => this.create(() => inner.createSpotMachine(request)) };
+      Object.assign(this, spot);
     }
   }
 
@@ -113,7 +120,11 @@ export class FaultyProvider implements Provider, Rebootable {
     return this.inner.getOffer(offerId, signal);
   }
 
-  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+  createMachine(request: CreateMachineRequest): Promise<Machine> {
+    return this.create(() => this.inner.createMachine(request));
+  }
+
+  private async create(make: () => Promise<Machine>): Promise<Machine> {
     const gate = this.createGate;
     this.createGate = null;
     if (gate) {
@@ -124,7 +135,7 @@ export class FaultyProvider implements Provider, Rebootable {
     const fault = this.createFaults.shift();
     if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', 'create timed out; nothing was made');
     if (fault === 'rejected') throw new ProviderFailure(this.name, 'rejected', 'no capacity on this host');
-    const machine = await this.inner.createMachine(request);
+    const machine = await make();
     if (fault === 'ambiguous') throw new ProviderFailure(this.name, 'ambiguous', `create timed out after making ${machine.machineId}`);
     return machine;
   }
