@@ -157,12 +157,14 @@ async function main(): Promise<void> {
          from generate_series(0, ? - 1) g join unnest(?::text[]) with ordinality as t(id, k) on t.k - 1 = g % ?`,
       [perTenant * SETTLE_TENANTS, `{${settleTenants.join(',')}}`, SETTLE_TENANTS],
     );
-    // copies for the baseline: same columns, indexes and checks
+    // copies for the baseline: same columns, indexes, checks and foreign keys
     await sql(`create table b_usage (like usage_records including all)`);
     await sql(`insert into b_usage select * from usage_records where settled_at is null`);
     await sql(`create table b_ledger (like ledger_entries including all)`);
     await sql(`create table b_accounts (like accounts including all)`);
     await sql(`insert into b_accounts select * from accounts`);
+    // LIKE copies no foreign key: the ledger's own (to the account) is checked for every entry, so the copy has it too
+    await sql(`alter table b_ledger add foreign key (tenant_id) references b_accounts (tenant_id)`);
     await sql(`vacuum analyze`);
     const [unsettled] = await sql(`select count(*) as n, sum(amount_cents) as cents from usage_records where settled_at is null`);
 
