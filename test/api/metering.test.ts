@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { microsOf } from '../../core/metering/decimal.ts';
+import { chargedCents } from '../../core/metering/rounding.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /** Metering over HTTP on PostgreSQL: every route, its scope, bad input, idempotency, settlement, owed, breaker. */
@@ -398,8 +400,8 @@ describe('metering for the control plane itself (volume storage)', () => {
       expect(records.length).toBeGreaterThanOrEqual(13);
       for (const kind of ['volume_storage', 'gpu_seconds']) {
         const ofKind = records.filter((r: any) => r.resource_kind === kind);
-        const exact = ofKind.reduce((s: number, r: any) => s + Number(r.quantity) * 713, 0); // millionths of a USD, exact in doubles here
-        expect(sum(ofKind)).toBe(Math.ceil(exact / 10_000));
+        const exact = ofKind.reduce((s: bigint, r: any) => s + microsOf(r.quantity) * microsOf(r.unit_price_usd), 0n); // 1e-12 USD
+        expect(BigInt(sum(ofKind))).toBe(chargedCents(exact));
       }
     }
   });
