@@ -302,7 +302,9 @@ describe('owed and settlement', () => {
   it('unsettled usage brings stops_at forward, and usage beyond the balance trips the breaker like an unpaid block', async () => {
     const node = (await world.offers((o) => o.rate >= 100 && o.rate <= 400))[0]!;
     const { token } = await world.fundedTenant(((node.rate * 3) / 100).toFixed(2)); // three hours
-    const instance = (await world.rent(token, { node_id: node.id })).body;
+    const rented = await world.rent(token, { node_id: node.id });
+    expect(rented.status, JSON.stringify(rented.body)).toBe(201);
+    const instance = rented.body;
     const start = world.clock.now().getTime();
     const before = await account(token);
     expect(before.stops_at).toBe(new Date(start + 3 * HOUR).toISOString());
@@ -330,7 +332,7 @@ describe('owed and settlement', () => {
   it('usage within the balance trips no breaker', async () => {
     const node = (await world.offers((o) => o.rate >= 100 && o.rate <= 400))[1]!;
     const { token } = await world.fundedTenant(((node.rate * 3) / 100).toFixed(2));
-    await world.rent(token, { node_id: node.id });
+    expect((await world.rent(token, { node_id: node.id })).status).toBe(201);
     await ingest(token, { resource_kind: 'api_calls', quantity: 1 });
     expect((await sweep()).body.breakers_tripped).toBe(0);
     expect(await account(token)).toMatchObject({ rentals: 'open', running_machines: 1, owed_cents: 0 });
