@@ -23,6 +23,7 @@ import { MikroImageStore } from './stores/image-store.ts';
 import { MikroSshKeyStore } from './stores/ssh-key-store.ts';
 import { MikroTemplateStore } from './stores/template-store.ts';
 import { MikroVolumeStore } from './stores/volume-store.ts';
+import { MikroReservationStore } from './stores/reservation-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -85,6 +86,7 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   images: new MikroImageStore(em),
   templates: new MikroTemplateStore(em),
   usage: new MikroUsageStore(em),
+  reservations: new MikroReservationStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

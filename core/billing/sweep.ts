@@ -31,6 +31,11 @@ export interface SweepMetering {
   settleAll(): Promise<{ settled: number }>;
 }
 
+/** The reservation step of a pass: rent every reservation whose start has come (core/reservations). */
+export interface SweepReservations {
+  startDue(): Promise<{ started: number; failed: number; errors: string[] }>;
+}
+
 /** The payment steps of a pass: catch missed checkout webhooks, then auto-recharge. */
 export interface SweepPayments {
   settlePendingCheckouts(): Promise<CheckoutReport>;
@@ -55,6 +60,9 @@ export interface SweepReport {
   usageSettled: number;
   /** Hours of volume storage recorded as usage this pass. */
   volumeHoursRecorded: number;
+  /** Reservations rented this pass, and those that could not be (nothing charged). */
+  reservationsStarted: number;
+  reservationsFailed: number;
   autoRecharge: AutoRechargeReport;
   /** Items recorded for an operator to decide (a checkout paid with another amount). */
   conflicts: string[];
@@ -85,6 +93,7 @@ export class SweepService {
   private readonly payments: SweepPayments | null;
   private readonly metering: SweepMetering | null;
   private readonly volumes: SweepVolumes | null;
+  private readonly reservations: SweepReservations | null;
   private readonly reconciler: Reconciler;
 
   constructor(deps: {
@@ -96,7 +105,9 @@ export class SweepService {
     payments?: SweepPayments;
     metering?: SweepMetering;
     volumes?: SweepVolumes;
+    reservations?: SweepReservations;
   }) {
+    this.reservations = deps.reservations ?? null;
     this.volumes = deps.volumes ?? null;
     this.payments = deps.payments ?? null;
     this.metering = deps.metering ?? null;
@@ -119,6 +130,8 @@ export class SweepService {
       ...this.providers.map((provider): Step => [`reconcile ${provider.name}`, (r) => this.reconciler.reconcile(provider, r)]),
       ['settle checkouts', (r) => this.settleCheckouts(r)],
       ['removals', (r) => this.executeRemovals(r)],
+      // before the blocks: a rental started now has paid its first hour already
+      ['reservations', (r) => this.startReservations(r)],
       ['hour blocks', (r) => this.payBlocks(r)],
       // before any breaker looks at an account: a recharge pays the blocks still owed
       ['auto-recharge', (r) => this.autoRecharge(r)],
@@ -144,6 +157,14 @@ export class SweepService {
     report.checkoutsSettled += checkouts.settled;
     report.conflicts.push(...checkouts.conflicts);
     report.errors.push(...checkouts.errors);
+  }
+
+  private async startReservations(report: SweepReport): Promise<void> {
+    if (!this.reservations) return;
+    const started = await this.reservations.startDue();
+    report.reservationsStarted += started.started;
+    report.reservationsFailed += started.failed;
+    report.errors.push(...started.errors);
   }
 
   private async recordVolumeStorage(report: SweepReport): Promise<void> {
@@ -236,6 +257,8 @@ const emptyReport = (at: Date): SweepReport => ({
   checkoutsSettled: 0,
   usageSettled: 0,
   volumeHoursRecorded: 0,
+  reservationsStarted: 0,
+  reservationsFailed: 0,
   autoRecharge: { attempted: 0, succeeded: 0, failed: 0, errors: [] },
   conflicts: [],
   errors: [],

@@ -9,6 +9,7 @@ import type { Granularity } from '../billing/periods.ts';
 import type { Cents } from '../money.ts';
 import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../metering/usage.ts';
 import type { ImageStore, SshKeyStore, TemplateStore } from './catalog-storage.ts';
+import type { ReservationStore } from './reservation-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -56,6 +57,7 @@ export interface UnitOfWork {
   images: ImageStore;
   templates: TemplateStore;
   usage: UsageStore;
+  reservations: ReservationStore;
 }
 
 export interface AutoRechargeStore {

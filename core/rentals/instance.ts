@@ -55,6 +55,12 @@ export interface Instance {
   sshKeyId: string | null;
   /** Our volume ids attached to it. */
   volumeIds: string[];
+  /** What it was rented for ("reservation res_…"), named in the description of each of its ledger entries. */
+  ledgerNote: string | null;
 }
+
+/** A ledger description of an instance's entry, naming what it was rented for when it was rented for something. */
+export const ledgerDescription = (what: string, instance: Pick<Instance, 'ledgerNote'>): string =>
+  instance.ledgerNote ? `${what} (${instance.ledgerNote})` : what;
 
 export type LaunchOutcome = 'created' | 'ambiguous' | 'refused';

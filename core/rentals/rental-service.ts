@@ -5,12 +5,13 @@ import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../err
 import { postEntry } from '../billing/ledger.ts';
 import type { MarketService } from '../market/market-service.ts';
 import { rateCentsPerHour } from '../market/pricing.ts';
+import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
 import { isRebootable, isSelfRemoving, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
-import { INSTANCE_ID_PREFIX, isLive, type Instance, type LaunchOutcome } from './instance.ts';
+import { INSTANCE_ID_PREFIX, isLive, ledgerDescription, type Instance, type LaunchOutcome } from './instance.ts';
 import { missingOptions, resolveRentalOptions, type MachineSetup, type RentalCatalog, type RentalOptionsRequest } from './rental-options.ts';
 import type { VolumeService } from '../volumes/volume-service.ts';
 
@@ -25,6 +26,21 @@ export interface RentRequest extends RentalOptionsRequest {
   nodeId: string;
   name: string | null;
   idempotencyKey: string | null;
+}
+
+/**
+ * A rental that takes over a booking made earlier (a reservation): the commitment the booking holds on the
+ * caller's token chain becomes the rental's in the rental's own transaction, so it is counted once.
+ */
+export interface Adoption {
+  /** Cents the booking holds on the caller's chain: free for this rental's cap check, and released by it. */
+  heldCents: Cents;
+  /** The window ends here (the booking's end) rather than termination_hours from now (the hours are still its commitment). */
+  windowEndsAt: Date;
+  /** Named in the description of each ledger entry of the rental ("reservation res_…"). */
+  ledgerNote: string;
+  /** Runs in the rental's transaction once the instance is added (the booking records it); throwing undoes the rental. */
+  adopt(uow: UnitOfWork, instance: Instance): Promise<void>;
 }
 
 export interface Rented {
@@ -47,7 +63,7 @@ export function settlementOf(instance: Instance, cost: number, key: string, at: 
         kind: amount > 0 ? ('refund' as const) : ('usage' as const),
         amountCents: amount,
         reference: instance.id,
-        description: amount > 0 ? 'unused time refunded' : 'usage beyond the paid time',
+        description: ledgerDescription(amount > 0 ? 'unused time refunded' : 'usage beyond the paid time', instance),
         uniqueKey: key,
         at,
       };
@@ -100,7 +116,7 @@ export class RentalService {
     return provider ? supportedOperations(provider) : ['terminate'];
   }
 
-  async rent(caller: Token, request: RentRequest): Promise<Rented> {
+  async rent(caller: Token, request: RentRequest, adoption?: Adoption): Promise<Rented> {
     const { idempotencyKey: _key, ...asked } = request;
     const digest = this.secrets.digest(canonicalJson(asked));
     if (request.idempotencyKey) {
@@ -154,7 +170,8 @@ export class RentalService {
         const how = account.pause.kind === 'hold' ? 'an operator placed a hold; only an operator can lift it' : 'POST /v1/billing/resume reopens renting';
         throw new DomainError('CONFLICT', `renting is paused (${account.pause.kind.replace('_', ' ')}${account.pause.reason ? `: ${account.pause.reason}` : ''}); ${how}`);
       }
-      const remaining = remainingCents(chain);
+      const held = adoption?.heldCents ?? 0;
+      const remaining = remainingCents(held === 0 ? chain : chain.map((link) => ({ ...link, committedCents: Math.max(0, link.committedCents - held) })));
       const maxHours = maxRentalHours(chain);
       if ((remaining !== null || maxHours !== null) && terminationHours === null) {
         const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
@@ -189,7 +206,7 @@ export class RentalService {
         startedAt: null,
         paidUntil: new Date(now.getTime() + HOUR_MS),
         removalScheduledAt: null,
-        windowEndsAt: terminationHours === null ? null : new Date(now.getTime() + terminationHours * HOUR_MS),
+        windowEndsAt: adoption?.windowEndsAt ?? (terminationHours === null ? null : new Date(now.getTime() + terminationHours * HOUR_MS)),
         terminatedAt: null,
         machineId: null,
         sshHost: null,
@@ -203,11 +220,13 @@ export class RentalService {
         launch: null,
         ...options.record,
         volumeIds: options.volumeIds,
+        ledgerNote: adoption?.ledgerNote ?? null,
       };
       await uow.instances.add(instance);
+      await adoption?.adopt(uow, instance);
       await uow.volumes.attach(options.volumeIds, instance.id);
-      await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: 'first hour', uniqueKey: `rent:${instance.id}`, at: now });
-      await uow.tokens.addCommitment(instance.tokenId, commitment);
+      await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: ledgerDescription('first hour', instance), uniqueKey: `rent:${instance.id}`, at: now });
+      await uow.tokens.addCommitment(instance.tokenId, commitment - held);
       return { instance, replayed: false, upstreamVolumeIds: volumes.upstreamIds };
     });
     if (created.replayed) return this.replay(created.instance, digest);

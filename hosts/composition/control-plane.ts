@@ -52,6 +52,10 @@ import { VolumeService } from '../../core/volumes/volume-service.ts';
 import { VolumeMeter } from '../../core/volumes/volume-meter.ts';
 import { volumeRoutes } from '../http/routes/volume-routes.ts';
 import { templateNode } from './template-node.ts';
+import { ReservationService } from '../../core/reservations/reservation-service.ts';
+import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
+import { reservationRoutes } from '../http/routes/reservation-routes.ts';
+import { searchFilterOf } from '../http/schemas/catalog.ts';
 
 /** Injection tokens of the container. */
 export const TOKENS = {
@@ -75,6 +79,7 @@ export const TOKENS = {
   catalog: 'CatalogService',
   volumes: 'VolumeService',
   metering: 'MeteringService',
+  reservations: 'ReservationService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -90,6 +95,7 @@ export interface ControlPlaneServices {
   catalog: CatalogService;
   volumes: VolumeService;
   metering: MeteringService;
+  reservations: ReservationService;
 }
 
 export interface ControlPlane {
@@ -258,6 +264,20 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   container.register(TOKENS.metering, {
     useFactory: instanceCachingFactory((c) => new MeteringService({ ...basics(c), prices: priceList.prices })),
   });
+  container.register(TOKENS.reservations, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new ReservationService({
+          ...basics(c),
+          secrets: c.resolve<Secrets>(TOKENS.secrets),
+          market: c.resolve<MarketService>(TOKENS.market),
+          providers: c.resolve<Provider[]>(TOKENS.providers),
+          rentals: c.resolve<RentalService>(TOKENS.rentals),
+          catalog: c.resolve<CatalogService>(TOKENS.catalog),
+          searchFilter: searchFilterOf,
+        }),
+    ),
+  });
   container.register(TOKENS.sweep, {
     useFactory: instanceCachingFactory(
       (c) =>
@@ -269,6 +289,13 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
           metering: c.resolve<MeteringService>(TOKENS.metering),
           volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
+          reservations: new ReservationStarter({
+            ...basics(c),
+            rentals: c.resolve<RentalService>(TOKENS.rentals),
+            market: c.resolve<MarketService>(TOKENS.market),
+            providers: c.resolve<Provider[]>(TOKENS.providers),
+            searchFilter: searchFilterOf,
+          }),
           settings: {
             provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
             defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
@@ -317,6 +344,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     catalog: container.resolve<CatalogService>(TOKENS.catalog),
     volumes: container.resolve<VolumeService>(TOKENS.volumes),
     metering: container.resolve<MeteringService>(TOKENS.metering),
+    reservations: container.resolve<ReservationService>(TOKENS.reservations),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
   try {
@@ -353,6 +381,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...instanceRoutes(services.rentals, templateNode(services.catalog, services.market)),
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
+    ...reservationRoutes(services.reservations),
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
     ...(signInAdapters.builtin

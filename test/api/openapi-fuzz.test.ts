@@ -32,7 +32,9 @@ beforeAll(async () => {
   const template = await api.call('POST', '/v1/templates', { ...as, body: { name: 'fuzz', image_id: image.body.id, ssh_key_ids: [sshKey.body.id] } });
   const region: string = (await api.call('GET', '/v1/gpus?limit=1', as)).body.nodes[0].region;
   const volume = await api.call('POST', '/v1/volumes', { ...as, body: { name: 'fuzz', size_gb: 10, provider: 'sandbox', region } });
-  expect([weak.status, spare.status, instance.status, deposit.status, checkout.status, sshKey.status, image.status, template.status, volume.status]).toEqual([201, 201, 201, 201, 201, 201, 201, 201, 201]);
+  const startsAt = new Date(api.clock.now().getTime() + 2 * 3_600_000).toISOString();
+  const reservation = await api.call('POST', '/v1/reservations', { ...as, body: { name: 'fuzz', node_id: nodes[1], starts_at: startsAt, hours: 2 } });
+  expect([weak.status, spare.status, instance.status, deposit.status, checkout.status, sshKey.status, image.status, template.status, volume.status, reservation.status]).toEqual([201, 201, 201, 201, 201, 201, 201, 201, 201, 201]);
   credentials = { bearer: tenant.token, weakBearer: weak.body.token, operatorKey: OPERATOR_KEY };
   const later = new Date(api.clock.now().getTime() + 3_600_000).toISOString();
   hints = {
@@ -72,6 +74,11 @@ beforeAll(async () => {
     region: [region, 'Atlantis'],
     ports: [[22, 8888], [0], []],
     env: [{ A: '1' }, { '1x': 'y' }],
+    reservation_id: [reservation.body.id, 'res_unknown0'],
+    starts_at: [startsAt, later, '2000-01-01T00:00:00Z', 'tomorrow'],
+    hours: [1, 2, 0, 721, 1.5],
+    search: [{ gpu_type: 'H100' }, { gpu_count: 1, max_price_per_gpu_hour: 50 }, { nope: 1 }],
+    max_price_per_gpu_hour: [50, '2.5', 0, -1],
   };
 }, 60_000);
 afterAll(async () => api?.close());

@@ -87,6 +87,11 @@ const EXPECTED = [
   'GET /v1/metering/usage',
   'GET /v1/metering/summary',
   'POST /v1/metering/settle',
+  'POST /v1/reservations',
+  'GET /v1/reservations',
+  'GET /v1/reservations/due',
+  'GET /v1/reservations/{reservation_id}',
+  'DELETE /v1/reservations/{reservation_id}',
 ];
 
 describe('/openapi.json', () => {

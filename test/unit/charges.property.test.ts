@@ -41,6 +41,7 @@ const instance = (fields: Partial<Instance>): Instance => ({
   templateId: null,
   sshKeyId: null,
   volumeIds: [],
+  ledgerNote: null,
   ...fields,
 });
 

@@ -11,6 +11,7 @@ import { Migration0010Catalog } from './0010-catalog.ts';
 import { Migration0011SandboxRentalOptionsAndVolumes } from './0011-sandbox-rental-options-and-volumes.ts';
 import { Migration0012Metering } from './0012-metering.ts';
 import { Migration0013VolumesAndRentalOptions } from './0013-volumes-and-rental-options.ts';
+import { Migration0014Reservations } from './0014-reservations.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: '0011-sandbox-rental-options-and-volumes', class: Migration0011SandboxRentalOptionsAndVolumes },
   { name: '0012-metering', class: Migration0012Metering },
   { name: '0013-volumes-and-rental-options', class: Migration0013VolumesAndRentalOptions },
+  { name: '0014-reservations', class: Migration0014Reservations },
 ];

@@ -9,7 +9,7 @@ import { num, textArray, type Row } from './sql-rows.ts';
  */
 const PAY_DUE_BLOCKS = `
 with due as (
-  select i.id, i.tenant_id, i.rate_cents_per_hour as rate, i.created_at, i.paid_until, i.charged_cents,
+  select i.id, i.tenant_id, i.rate_cents_per_hour as rate, i.created_at, i.paid_until, i.charged_cents, i.ledger_note,
          least(i.paid_until + interval '1 hour', coalesce(least(i.removal_scheduled_at, i.window_ends_at), 'infinity'::timestamptz)) as next_until
     from instances i
    where i.status in ('provisioning', 'running', 'rebooting')
@@ -35,7 +35,7 @@ payable as (
 posted as (
   insert into ledger_entries (id, tenant_id, kind, amount_cents, balance_after_cents, reference, description, unique_key, created_at)
   select 'led_' || substr(md5(p.block_key), 1, 20), p.tenant_id, 'rental_hour', -p.charge, p.balance_after,
-         p.id, 'hour block', p.block_key, ?
+         p.id, 'hour block' || coalesce(' (' || p.ledger_note || ')', ''), p.block_key, ?
     from payable p
   on conflict (unique_key) do nothing
   returning reference, tenant_id, amount_cents

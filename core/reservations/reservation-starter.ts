@@ -1,0 +1,209 @@
+import { DomainError, messageOf } from '../errors.ts';
+import type { MarketService } from '../market/market-service.ts';
+import { perGpuCents } from '../market/pricing.ts';
+import type { MarketFilter } from '../market/search-filter.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Provider } from '../ports/providers.ts';
+import type { Storage } from '../ports/storage.ts';
+import type { Instance } from '../rentals/instance.ts';
+import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
+import type { Token } from '../tenancy/token.ts';
+import { ReservationNodes } from './nodes.ts';
+import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
+import type { SearchFilterOf } from './reservation-service.ts';
+
+const HOUR_MS = 3_600_000;
+/** Reservations taken up per statement, and started at once (each rental waits on its provider's create). */
+const CLAIM_BATCH = 200;
+const CONCURRENCY = 8;
+/** A start left half way (its process died) is taken up again after this long. */
+const STALE_CLAIM_MS = 10 * 60_000;
+/** How long after starts_at a start that could not reach a provider is retried before it fails. */
+const RETRY_FOR_MS = 15 * 60_000;
+/** Nodes a start tries in turn when the one before is gone or costs more than the ceiling now. */
+const MAX_NODES_TRIED = 5;
+
+/** The node's price rose above the reservation's ceiling: the next node is tried. */
+class AboveCeiling extends DomainError {
+  constructor(nodeId: string, perGpu: number, ceiling: number) {
+    super('CONFLICT', `node ${nodeId} costs ${perGpu} cents per GPU-hour now, above the ${ceiling} this reservation allows`);
+  }
+}
+
+type Outcome = 'started' | 'failed' | 'retry' | 'cancelled';
+
+export interface StartReport {
+  started: number;
+  failed: number;
+  errors: string[];
+}
+
+/**
+ * The sweep's reservation step: every due reservation (starts_at <= now) is rented through the same path as
+ * POST /v1/instances (renting open, live price, funds, pause, caps, the first hour charged), made as the token
+ * that reserved it, with the reservation id as the idempotency key and the window ending at ends_at. The
+ * reservation's commitment becomes the rental's in the rental's transaction. A node that is gone or dearer
+ * than the ceiling gives way to the cheapest match within it; when nothing can be rented the reservation
+ * fails with why, nothing charged, its commitment released.
+ */
+export class ReservationStarter {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly rentals: RentalService;
+  private readonly searchFilter: SearchFilterOf;
+  private readonly nodes: ReservationNodes;
+  private readonly market: MarketService;
+
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.rentals = deps.rentals;
+    this.searchFilter = deps.searchFilter;
+    this.market = deps.market;
+    this.nodes = new ReservationNodes(deps.market, deps.providers);
+  }
+
+  async startDue(): Promise<StartReport> {
+    const report: StartReport = { started: 0, failed: 0, errors: [] };
+    // those to retry next pass are not taken up again in this one
+    const retried: string[] = [];
+    let refreshed = false;
+    for (;;) {
+      const now = this.clock.now();
+      const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), CLAIM_BATCH, retried));
+      if (claimed.length === 0) return report;
+      // a search chooses among offers as they are now, not as the last refresh left them
+      if (!refreshed) await this.market.refreshDue();
+      refreshed = true;
+      await inParallel(claimed, CONCURRENCY, async (reservation) => {
+        try {
+          const outcome = await this.start(reservation, report);
+          if (outcome === 'started') report.started++;
+          else if (outcome === 'failed') report.failed++;
+          else if (outcome === 'retry') retried.push(reservation.id);
+        } catch (error) {
+          // left starting: a later pass takes it up again once its claim is stale
+          report.errors.push(`reservation ${reservation.id}: ${messageOf(error)}`);
+        }
+      });
+    }
+  }
+
+  private async start(reservation: Reservation, report: StartReport): Promise<Outcome> {
+    const now = this.clock.now();
+    if (now.getTime() >= reservation.endsAt.getTime()) return this.fail(reservation, 'its window ended before a sweep could start it');
+    const caller = await this.storage.read((uow) => uow.tokens.findById(reservation.tokenId));
+    if (!caller) return this.fail(reservation, 'the token that made it is gone');
+    let last: unknown = null;
+    const tried = new Set<string>();
+    for (let next = await this.firstNode(reservation); next !== null && tried.size < MAX_NODES_TRIED; next = await this.nextNode(reservation, tried)) {
+      tried.add(next);
+      try {
+        await this.rentals.rent(caller, this.requestFor(reservation, next, now), this.adoption(reservation));
+        return 'started';
+      } catch (error) {
+        last = error;
+      }
+      // the rental may have committed before it failed (the provider refused the machine): then it is the reservation's
+      const current = await this.storage.read((uow) => uow.reservations.get(reservation.tenantId, reservation.id));
+      if (current?.status === 'cancelled') return 'cancelled';
+      if (current?.status !== 'starting') return current?.rental?.status === 'failed' ? 'failed' : 'started';
+      if (!(await this.missed(last, next))) break;
+    }
+    if (last === null) {
+      return this.fail(reservation, `no node matches it at or under ${ceilingPerGpuCents(reservation)} cents per GPU-hour now`);
+    }
+    if (transient(last) && now.getTime() < reservation.startsAt.getTime() + RETRY_FOR_MS) {
+      report.errors.push(`reservation ${reservation.id}: ${messageOf(last)} (retried next pass)`);
+      await this.storage.transaction(async (uow) => {
+        const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
+        if (locked?.status === 'starting') await uow.reservations.update({ ...locked, status: 'scheduled' });
+      });
+      return 'retry';
+    }
+    return this.fail(reservation, messageOf(last));
+  }
+
+  /** The node asked for, else the search's cheapest match within the ceiling now. */
+  private async firstNode(reservation: Reservation): Promise<string | null> {
+    return reservation.nodeId ?? this.nextNode(reservation, new Set());
+  }
+
+  /** The cheapest node not yet tried that matches: the search's, or a gone node's gpu type and count. */
+  private async nextNode(reservation: Reservation, tried: ReadonlySet<string>): Promise<string | null> {
+    const ceiling = ceilingPerGpuCents(reservation);
+    const asked: MarketFilter = reservation.search
+      ? this.searchFilter(reservation.search)
+      : { gpuType: reservation.gpuType, gpuCount: reservation.gpuCount, extra: [] };
+    const filter = { ...asked, maxPricePerGpuCents: Math.min(ceiling, asked.maxPricePerGpuCents ?? ceiling) };
+    const nodes = await this.nodes.cheapest(filter, tried.size + 1);
+    const fits = (offer: { gpuType: string; gpuCount: number }) => reservation.search !== null || (offer.gpuType === reservation.gpuType && offer.gpuCount === reservation.gpuCount);
+    return nodes.find((node) => !tried.has(node.nodeId) && fits(node.offer) && node.perGpuCents <= ceiling)?.nodeId ?? null;
+  }
+
+  /** Whether a rental failed because of the node itself (gone, or dearer than the ceiling): another may do. */
+  private async missed(error: unknown, nodeId: string): Promise<boolean> {
+    if (error instanceof AboveCeiling) return true;
+    if (!(error instanceof DomainError) || (error.code !== 'CONFLICT' && error.code !== 'INVALID_INPUT')) return false;
+    return (await this.nodes.live(nodeId).catch(() => undefined)) === null;
+  }
+
+  private requestFor(reservation: Reservation, nodeId: string, now: Date): RentRequest {
+    return {
+      nodeId,
+      name: reservation.name,
+      idempotencyKey: reservation.id,
+      sshPublicKey: null,
+      sshKeyId: reservation.sshKeyId,
+      imageId: null,
+      templateId: reservation.templateId,
+      volumeIds: null,
+      env: null,
+      ports: null,
+      startupScript: null,
+      // the hours left to ends_at, started hours counted; the window itself ends at ends_at
+      terminationHours: Math.max(1, Math.ceil((reservation.endsAt.getTime() - now.getTime()) / HOUR_MS)),
+    };
+  }
+
+  /** The rental takes the reservation's commitment and records itself on it, in its own transaction. */
+  private adoption(reservation: Reservation): Adoption {
+    const ceiling = ceilingPerGpuCents(reservation);
+    return {
+      heldCents: reservation.commitmentCents,
+      windowEndsAt: reservation.endsAt,
+      ledgerNote: `reservation ${reservation.id}`,
+      async adopt(uow, instance: Instance) {
+        const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
+        if (!locked || locked.status !== 'starting') throw new DomainError('CONFLICT', `reservation ${reservation.id} is ${locked?.status ?? 'gone'}; it was not started`);
+        const perGpu = perGpuCents(instance.rateCentsPerHour, instance.gpuCount);
+        if (perGpu > ceiling) throw new AboveCeiling(instance.nodeId, perGpu, ceiling);
+        await uow.reservations.update({ ...locked, status: 'active', instanceId: instance.id, rateCentsPerHour: instance.rateCentsPerHour, commitmentCents: 0, failure: null });
+      },
+    };
+  }
+
+  /** Failed with why: nothing was charged, and the commitment it held is released. */
+  private async fail(reservation: Reservation, why: string): Promise<Outcome> {
+    return this.storage.transaction(async (uow) => {
+      await uow.accounts.lock(reservation.tenantId, this.clock.now());
+      const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
+      if (!locked || locked.status !== 'starting') return locked?.status === 'cancelled' ? 'cancelled' : 'started';
+      await uow.tokens.addCommitment(locked.tokenId, -locked.commitmentCents);
+      await uow.reservations.update({ ...locked, status: 'failed', commitmentCents: 0, failure: `not started, nothing charged: ${why}` });
+      return 'failed';
+    });
+  }
+}
+
+/** Upstream or database trouble: the next pass may do better. */
+const transient = (error: unknown): boolean => !(error instanceof DomainError) || error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'MARKET_UNAVAILABLE';
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
