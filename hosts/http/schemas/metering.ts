@@ -7,6 +7,12 @@ import { SummaryQuery } from './billing.ts';
 
 const exactDecimalOut = (description: string) => z.string().meta({ description: `${description} Exact decimal text, e.g. "1.5" or "0.000125".` });
 
+/**
+ * Whether `a` is a later moment than `b`. The object's check runs even when a field failed to parse (zod then
+ * hands over the raw text): only two parsed dates compare.
+ */
+const after = (a: unknown, b: unknown): boolean => a instanceof Date && b instanceof Date && a.getTime() > b.getTime();
+
 /** A quantity sent as a number or a decimal string, read exactly into its canonical text. */
 const quantity = () =>
   z
@@ -30,7 +36,7 @@ export const UsageIngest = z
     ended_at: dateTime().optional().meta({ description: 'When it ended; not before started_at.' }),
     reference: z.string().trim().max(200).optional().meta({ description: 'What it was about, in your terms (a job id...).' }),
   })
-  .refine((body) => !body.started_at || !body.ended_at || body.ended_at.getTime() >= body.started_at.getTime(), {
+  .refine((body) => !after(body.started_at, body.ended_at), {
     path: ['ended_at'],
     message: 'must not be before started_at',
   })
@@ -43,7 +49,7 @@ export const UsageQuery = z
     until: dateTime().optional().meta({ description: 'Records that started before this moment.' }),
     limit: queryInt(1, 1000, 'How many, newest first (default 500).').default(500),
   })
-  .refine((query) => !query.since || !query.until || query.since.getTime() <= query.until.getTime(), {
+  .refine((query) => !after(query.since, query.until), {
     path: ['until'],
     message: 'must not be before since',
   });
