@@ -9,12 +9,34 @@ export interface MarketNode {
   priceCents: Cents;
   /** One GPU of it, per hour, rounded up. */
   perGpuCents: Cents;
+  /** The spot price of the whole machine, per hour, by the same rule (markup included); null: no spot market or price. */
+  spotPriceCents: Cents | null;
+  /** One GPU of it, per hour, rounded up like perGpuCents; null with spotPriceCents. */
+  spotPerGpuCents: Cents | null;
   supportedOperations: readonly string[];
 }
 
 export function priceNode(offer: Offer, markupBps: number, supportedOperations: readonly string[]): MarketNode {
   const priceCents = rateCentsPerHour(offer.priceUsdPerHour, markupBps);
-  return { offer, priceCents, perGpuCents: perGpuCents(priceCents, offer.gpuCount), supportedOperations };
+  const spotPriceCents = spotCents(offer.spotPriceUsdPerHour, markupBps);
+  return {
+    offer,
+    priceCents,
+    perGpuCents: perGpuCents(priceCents, offer.gpuCount),
+    spotPriceCents,
+    spotPerGpuCents: spotPriceCents === null ? null : perGpuCents(spotPriceCents, offer.gpuCount),
+    supportedOperations,
+  };
+}
+
+/** An unreadable spot price is no spot price: it must not take the offer's on-demand node down with it. */
+function spotCents(usdPerHour: string | null | undefined, markupBps: number): Cents | null {
+  if (usdPerHour === null || usdPerHour === undefined) return null;
+  try {
+    return rateCentsPerHour(usdPerHour, markupBps);
+  } catch {
+    return null;
+  }
 }
 
 /** Cheapest first; ties by node id, so the order is the same on every replica. */

@@ -28,7 +28,7 @@ describe('POST /v1/instances', () => {
       charged_cents: node!.rate,
       created_at: '2026-11-21T12:00:00.000Z',
       paid_until: '2026-11-21T13:00:00.000Z',
-      supported_operations: ['terminate', 'reboot', 'schedule_removal', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes'],
+      supported_operations: ['terminate', 'reboot', 'schedule_removal', 'spot', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes'],
     });
     expect(res.body.id).toMatch(/^ins_/);
     expect(await world.balance(token)).toMatchObject({ balance_cents: 10_000 - node!.rate, owed_cents: 0 });

@@ -4,8 +4,8 @@ import type { Offer } from '../../core/market/offer.ts';
 import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 
-/** The same seeded market the server's default sandbox lists, read straight from the adapter. */
-const offers: Offer[] = await createSandboxProvider().listOffers();
+/** The same seeded market the server's default sandbox lists, read straight from the adapter at the server's hour (spot prices move hourly). */
+const offers: Offer[] = await createSandboxProvider({ clock: () => Date.parse('2026-11-21T12:00:00.000Z') }).listOffers();
 const rentable = offers.filter((offer) => offer.available > 0);
 const cents = (offer: Offer) => rateCentsPerHour(offer.priceUsdPerHour, 0);
 const perGpu = (offer: Offer) => Math.ceil(cents(offer) / offer.gpuCount);
@@ -44,8 +44,14 @@ describe('GET /v1/gpus', () => {
       expect(node.price_per_hour_cents).toBe(cents(offer));
       expect(node.price_per_hour_cents).toBeGreaterThanOrEqual(Number(offer.priceUsdPerHour) * 100 - 1e-9);
       expect(node.price_per_gpu_hour_cents).toBe(Math.ceil(node.price_per_hour_cents / node.gpu_count));
-      expect(node.supported_operations).toEqual(['terminate', 'reboot', 'schedule_removal', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes']);
+      expect(node.spot_price_per_gpu_hour_cents).toBe(offer.spotPriceUsdPerHour ? Math.ceil(rateCentsPerHour(offer.spotPriceUsdPerHour, 0) / node.gpu_count) : null);
+      expect(node.supported_operations).toEqual(['terminate', 'reboot', 'schedule_removal', 'spot', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes']);
     }
+    // the sandbox has a spot market on some offers, not all: the field is a price on those, null on the rest
+    const spot = res.body.nodes.filter((node: any) => node.spot_price_per_gpu_hour_cents !== null);
+    expect(spot.length).toBeGreaterThan(0);
+    expect(spot.length).toBeLessThan(res.body.nodes.length);
+    for (const node of spot) expect(node.spot_price_per_gpu_hour_cents).toBeLessThan(node.price_per_gpu_hour_cents);
     expect(res.body.nodes[0]).toMatchObject({
       id: expect.stringMatching(/^sandbox:\d+$/),
       provider: 'sandbox',

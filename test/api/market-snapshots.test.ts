@@ -140,20 +140,37 @@ describe('per-provider snapshots behind GET /v1/gpus', () => {
   });
 
   it('prices nodes with the markup once renting is open, and at the upstream price while it is closed', async () => {
-    const plain = await serve({ market: { rentalsOpen: false, markupBps: 1_500 } });
-    const marked = await serve({ market: { rentalsOpen: true, markupBps: 1_500 } });
+    // one hour for both sandboxes and the reference: spot prices move hourly
+    const hour = () => Date.parse('2026-11-21T12:00:00.000Z');
+    const plain = await serve({ market: { rentalsOpen: false, markupBps: 1_500 } }, createSandboxProvider({ clock: hour }));
+    const marked = await serve({ market: { rentalsOpen: true, markupBps: 1_500 } }, createSandboxProvider({ clock: hour }));
     const a = (await plain.api.call('GET', '/v1/gpus?limit=1000', { token: plain.token })).body.nodes;
     const b = (await marked.api.call('GET', '/v1/gpus?limit=1000', { token: marked.token })).body.nodes;
-    const upstream = new Map((await createSandboxProvider().listOffers()).map((o) => [o.id, o.priceUsdPerHour]));
+    const upstream = new Map((await createSandboxProvider({ clock: hour }).listOffers()).map((o) => [o.id, o]));
     const byId = new Map(b.map((n: any) => [n.id, n]));
-    for (const node of a) {
-      const usd = upstream.get(node.id)!;
+    const cents = (usd: string, markup: bigint) => {
       const [whole, fraction = ''] = usd.split('.');
       const n = BigInt(whole! + fraction);
       const d = 10n ** BigInt(fraction.length);
-      expect(BigInt(node.price_per_hour_cents)).toBe((n * 100n + d - 1n) / d);
-      expect(BigInt((byId.get(node.id) as any).price_per_hour_cents)).toBe((n * 100n * 11_500n + d * 10_000n - 1n) / (d * 10_000n));
+      return (n * 100n * (10_000n + markup) + d * 10_000n - 1n) / (d * 10_000n);
+    };
+    const perGpu = (machine: bigint, count: number) => (machine + BigInt(count) - 1n) / BigInt(count);
+    let spot = 0;
+    for (const node of a) {
+      const offer = upstream.get(node.id)!;
+      const marked = byId.get(node.id) as any;
+      expect(BigInt(node.price_per_hour_cents)).toBe(cents(offer.priceUsdPerHour, 0n));
+      expect(BigInt(marked.price_per_hour_cents)).toBe(cents(offer.priceUsdPerHour, 1_500n));
+      // the spot price by the same rule: per GPU, rounded up, marked up only while renting is open
+      if (!offer.spotPriceUsdPerHour) {
+        expect([node.spot_price_per_gpu_hour_cents, marked.spot_price_per_gpu_hour_cents]).toEqual([null, null]);
+        continue;
+      }
+      spot++;
+      expect(BigInt(node.spot_price_per_gpu_hour_cents)).toBe(perGpu(cents(offer.spotPriceUsdPerHour, 0n), offer.gpuCount));
+      expect(BigInt(marked.spot_price_per_gpu_hour_cents)).toBe(perGpu(cents(offer.spotPriceUsdPerHour, 1_500n), offer.gpuCount));
     }
+    expect(spot).toBeGreaterThan(0);
   });
 });
 

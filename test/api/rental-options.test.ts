@@ -128,7 +128,7 @@ describe('what a provider cannot carry out', () => {
       expect((await narrow.balance(token)).balance_cents).toBe(2_000);
       const rented = await narrow.rent(token, { node_id: nodeId, ssh_public_key: keyLine() });
       expect(rented.status).toBe(201);
-      expect(rented.body.supported_operations).toEqual(['terminate', 'reboot', 'schedule_removal', 'ssh_keys']);
+      expect(rented.body.supported_operations).toEqual(['terminate', 'reboot', 'schedule_removal', 'spot', 'ssh_keys']);
     } finally {
       await narrow.close();
     }

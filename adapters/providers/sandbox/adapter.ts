@@ -8,6 +8,8 @@ import {
   type MachineOption,
   type Provider,
   type Rebootable,
+  type SpotMachineRequest,
+  type SpotMarket,
   type UpstreamVolume,
   type VolumeHost,
   type VolumeOffer,
@@ -37,9 +39,11 @@ const toMachine = (machine: SandboxMachine): Machine => ({
  * The Provider port over the simulated cloud. It behaves like a remote adapter would: answers are
  * async, listings can be slow and abortable, and failures arrive as ProviderFailure.
  * `cloud` is public so tests, demos and the operator can turn the simulator's knobs.
- * It carries out every create option and hosts volumes in every region of its market, at one price per GB-month.
+ * It carries out every create option, hosts volumes in every region of its market, at one price per GB-month, and
+ * has a simulated spot market (spot.ts): offers with one carry a moving spot price, and machines made at a bid are
+ * preempted when it rises over the bid or at seeded random moments.
  */
-export class SandboxProvider implements Provider, Rebootable, VolumeHost {
+export class SandboxProvider implements Provider, Rebootable, VolumeHost, SpotMarket {
   readonly name = PROVIDER_NAME;
   readonly machineOptions: readonly MachineOption[] = MACHINE_OPTIONS;
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
@@ -66,8 +70,17 @@ export class SandboxProvider implements Provider, Rebootable, VolumeHost {
     return this.cloud.getOffer(offerId);
   }
 
-  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+  createMachine(request: CreateMachineRequest): Promise<Machine> {
+    return this.create(request);
+  }
+
+  createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
+    return this.create(request, request.bidUsdPerHour);
+  }
+
+  private async create(request: CreateMachineRequest, spotBidUsdPerHour?: string): Promise<Machine> {
     const outcome = await this.cloud.create({
+      ...(spotBidUsdPerHour !== undefined && { spotBidUsdPerHour }),
       offerId: request.offerId,
       label: request.label,
       name: request.name,

@@ -21,6 +21,11 @@ export interface SandboxConfig {
   latencyMs?: number;
   /** Share of creates the hosts decline, drawn from the seed (0 to 1, default 0). */
   failureRate?: number;
+  /**
+   * Spot machines preempted whatever the price, per machine-hour, at seeded random moments (default 0.02: one in
+   * fifty an hour); each is also preempted the first hour its offer's spot price is over its bid. 0: by price only.
+   */
+  spotPreemptionsPerHour?: number;
   /** How long a terminated machine can still be read back (default 1 h), measured on `clock`. */
   terminatedRetentionMs?: number;
   /** Milliseconds since the epoch (default Date.now); inject one to move machines on without sleeping. */
@@ -52,6 +57,7 @@ export function createSandboxProvider(config: SandboxConfig = {}, database?: Pro
     rebootMs: check('rebootMs', config.rebootMs ?? 10_000, 0, Number.MAX_SAFE_INTEGER, false),
     failureRate: check('failureRate', config.failureRate ?? 0, 0, 1, false),
     terminatedRetentionMs: check('terminatedRetentionMs', config.terminatedRetentionMs ?? 3_600_000, 0, Number.MAX_SAFE_INTEGER, false),
+    spotPreemptionsPerHour: check('spotPreemptionsPerHour', config.spotPreemptionsPerHour ?? 0.02, 0, 3_600, false),
     clock,
   };
   const cloud = new SandboxCloud(options, database ? new SqlSandboxStore(database) : new MemorySandboxStore(clock()));

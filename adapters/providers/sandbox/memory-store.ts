@@ -34,6 +34,10 @@ export class MemorySandboxStore implements SandboxStore {
     this.offer(offerId).priceUsdPerHour = priceUsdPerHour;
   }
 
+  async setSpotPrice(offerId: string, spotPriceUsdPerHour: string | null): Promise<void> {
+    this.offer(offerId).spotPriceUsdPerHour = spotPriceUsdPerHour;
+  }
+
   async nextMachine(): Promise<{ machineId: string; serial: number }> {
     const serial = ++this.serial;
     return { machineId: `${this.idPrefix}-${serial}`, serial };
@@ -66,6 +70,21 @@ export class MemorySandboxStore implements SandboxStore {
   async setRebootUntil(machineId: string, until: number): Promise<void> {
     const record = this.machines.get(machineId);
     if (record && record.terminatedAt === null) record.rebootUntil = until;
+  }
+
+  async liveSpotMachines(offerId: string): Promise<MachineRecord[]> {
+    return [...this.machines.values()]
+      .filter((record) => record.offerId === offerId && record.terminatedAt === null && record.spotBidUnits !== null)
+      .sort((a, b) => a.serial - b.serial)
+      .map(copy);
+  }
+
+  async reschedulePreemption(machineId: string, at: number | null, now: number): Promise<boolean> {
+    const record = this.machines.get(machineId);
+    if (!record || record.terminatedAt !== null || record.spotBidUnits === null) return false;
+    if (record.preemptAt !== null && record.preemptAt <= now) return false;
+    record.preemptAt = at;
+    return true;
   }
 
   async terminate(machineId: string, at: number): Promise<void> {
@@ -117,7 +136,7 @@ export class MemorySandboxStore implements SandboxStore {
 
   private offer(offerId: string): OfferState {
     let state = this.offers.get(offerId);
-    if (!state) this.offers.set(offerId, (state = { taken: 0, withdrawn: false, priceUsdPerHour: null }));
+    if (!state) this.offers.set(offerId, (state = { taken: 0, withdrawn: false, priceUsdPerHour: null, spotPriceUsdPerHour: null }));
     return state;
   }
 }

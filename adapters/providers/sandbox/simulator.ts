@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Offer } from '../../../core/market/offer.ts';
 import { generateCatalog, offerIdAt, offerIndexOf } from './catalog.ts';
 import { LOCATIONS } from './locations.ts';
-import { formatPriceUnits, parsePriceUnits } from './price.ts';
+import { formatPriceUnits, parsePriceUnits, PRICE_SCALE } from './price.ts';
 import { hash32, Rng } from './prng.ts';
+import { hourOf, SpotModel } from './spot.ts';
 import {
   NO_OPTIONS,
   type MachineRecord,
@@ -14,8 +15,8 @@ import {
   type VolumeRecord,
 } from './store.ts';
 
-/** A machine's life in the sandbox; `rebooting` and `running` are worked out from the clock. */
-export type SandboxMachineStatus = 'provisioning' | 'running' | 'rebooting' | 'terminated' | 'failed';
+/** A machine's life in the sandbox; `rebooting`, `running` and `preempted` are worked out from the clock. */
+export type SandboxMachineStatus = 'provisioning' | 'running' | 'rebooting' | 'preempted' | 'terminated' | 'failed';
 
 export interface SandboxMachine {
   machineId: string;
@@ -29,6 +30,8 @@ export interface SandboxMachine {
   sshHost: string | null;
   sshPort: number | null;
   priceUsdPerHour: string;
+  /** A spot machine's bid, whole machine, USD per hour (to 4 decimals, as the sandbox keeps prices); null: on demand. */
+  spotBidUsdPerHour: string | null;
   createdAt: number;
 }
 
@@ -39,6 +42,8 @@ export interface SandboxCloudOptions {
   rebootMs: number;
   failureRate: number;
   terminatedRetentionMs: number;
+  /** Rate of spot preemptions whatever the price, per machine-hour (drawn from the seed); 0: only by price. */
+  spotPreemptionsPerHour: number;
   clock: () => number;
 }
 
@@ -60,6 +65,8 @@ export interface CreateInput {
   name: string;
   image: string;
   options?: Partial<CreateOptions>;
+  /** An interruptible machine at this bid, whole machine, exact decimal USD per hour. */
+  spotBidUsdPerHour?: string;
 }
 
 /** A sandbox volume as it stands: `inUse` while a machine not terminated has it attached. */
@@ -84,6 +91,15 @@ function optionsProblem(image: string, options: Partial<CreateOptions>): string 
   for (const port of options.ports ?? []) if (!Number.isInteger(port) || port < 1 || port > 65_535) return `port ${port} is not from 1 to 65535`;
   return null;
 }
+
+/** A bid as the sandbox keeps prices: 1/10000 USD, rounded down (a bid of 0.12349 does not cover 0.1235); null: not a decimal. */
+function bidUnitsOf(text: string): number | null {
+  const match = /^(\d{1,9})(?:\.(\d+))?$/.exec(text);
+  if (!match) return null;
+  return Number(match[1]) * PRICE_SCALE + Number((match[2] ?? '').padEnd(4, '0').slice(0, 4));
+}
+
+const minOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -127,6 +143,9 @@ export class SandboxCloud {
   private readonly mishaps: ProvisioningMishap[] = [];
   private readFailures = 0;
   private readonly createRng: Rng;
+  private readonly spot: SpotModel;
+  /** The generated price of each offer in 1/10000 USD, read once: the spot price is worked out from it. */
+  private readonly baseUnits: Float64Array;
 
   constructor(options: SandboxCloudOptions, store: SandboxStore) {
     this.options = options;
@@ -134,6 +153,8 @@ export class SandboxCloud {
     this.seed = options.seed;
     this.catalog = generateCatalog(options.seed, options.offers);
     this.createRng = new Rng(hash32(options.seed, 0x5eed));
+    this.spot = new SpotModel(options.seed, options.offers);
+    this.baseUnits = Float64Array.from(this.catalog, (offer) => parsePriceUnits(offer.priceUsdPerHour)!);
   }
 
   private now(): number {
@@ -145,20 +166,33 @@ export class SandboxCloud {
   /** Every listed offer, as it stands now (withdrawn ones are gone, taken capacity is subtracted). */
   async listOffers(): Promise<Offer[]> {
     const states = await this.store.offerStates();
+    const hour = hourOf(this.now());
     const result: Offer[] = [];
-    for (const base of this.catalog) {
-      const id = base.id.slice(base.provider.length + 1);
-      const state = states.get(id);
-      if (!state?.withdrawn) result.push(view(base, state));
+    for (let index = 0; index < this.catalog.length; index++) {
+      const base = this.catalog[index]!;
+      const state = states.get(offerIdAt(index));
+      if (!state?.withdrawn) result.push(view(base, state, this.spotUnits(index, state, hour)));
     }
     return result;
   }
 
   async getOffer(offerId: string): Promise<Offer | null> {
-    const base = this.base(offerId);
+    const index = offerIndexOf(offerId);
+    const base = index === null ? undefined : this.catalog[index];
     if (!base) return null;
     const state = await this.store.offerState(offerId);
-    return state?.withdrawn ? null : view(base, state);
+    return state?.withdrawn ? null : view(base, state, this.spotUnits(index!, state, hourOf(this.now())));
+  }
+
+  /** The offer's on-demand price now, in 1/10000 USD. */
+  private priceUnits(index: number, state: OfferState | null | undefined): number {
+    return state?.priceUsdPerHour ? parsePriceUnits(state.priceUsdPerHour)! : this.baseUnits[index]!;
+  }
+
+  /** The offer's spot price in the hour: a pinned one, else the seeded walk; null when it has no spot market. */
+  private spotUnits(index: number, state: OfferState | null | undefined, hour: number): number | null {
+    if (state?.spotPriceUsdPerHour) return parsePriceUnits(state.spotPriceUsdPerHour);
+    return this.spot.spotUnits(index, this.priceUnits(index, state), hour);
   }
 
   /** The generated offer behind an id, or null when the id is not one of this catalog's. */
@@ -185,6 +219,10 @@ export class SandboxCloud {
   private async attemptCreate(input: CreateInput): Promise<CreateOutcome> {
     const offer = await this.getOffer(input.offerId);
     if (!offer) return { kind: 'rejected', reason: `offer ${input.offerId} does not exist` };
+    if (input.spotBidUsdPerHour !== undefined) {
+      const refusal = spotRefusal(offer, input.spotBidUsdPerHour);
+      if (refusal) return { kind: 'rejected', reason: refusal };
+    }
     if (offer.available < 1) return { kind: 'rejected', reason: `offer ${input.offerId} has no capacity left` };
     const problem = optionsProblem(input.image, input.options ?? {}) ?? (await this.volumesProblem(input.options?.volumeIds ?? [], offer));
     if (problem) return { kind: 'rejected', reason: problem };
@@ -202,6 +240,7 @@ export class SandboxCloud {
     const { machineId, serial } = await this.store.nextMachine();
     const hostId = Number(offer.attributes.host_id ?? 0);
     const createdAt = this.now();
+    const bidUnits = input.spotBidUsdPerHour === undefined ? null : bidUnitsOf(input.spotBidUsdPerHour);
     const record: MachineRecord = {
       machineId,
       serial,
@@ -210,7 +249,8 @@ export class SandboxCloud {
       name: input.name,
       image: input.image,
       options: input.options ? keptOptions(input.options) : NO_OPTIONS,
-      priceUsdPerHour: offer.priceUsdPerHour,
+      // a spot machine pays the market's spot price at its start, not its bid
+      priceUsdPerHour: bidUnits === null ? offer.priceUsdPerHour : offer.spotPriceUsdPerHour!,
       sshHost: documentationAddress(hostId),
       sshPort: 10_000 + (hash32(this.seed, hostId, serial) % 50_000),
       createdAt,
@@ -219,6 +259,8 @@ export class SandboxCloud {
       rebootUntil: 0,
       terminatedAt: null,
       holdsCapacity: capacity !== null,
+      spotBidUnits: bidUnits,
+      preemptAt: bidUnits === null ? null : await this.preemptionAt(input.offerId, serial, createdAt, bidUnits, createdAt),
     };
     if (await this.store.addMachine(record, capacity)) return record;
     if (record.mishap) this.mishaps.unshift(record.mishap); // used up only by a machine that exists
@@ -243,6 +285,33 @@ export class SandboxCloud {
     if (status !== 'running' && status !== 'rebooting') return 'not_running';
     await this.store.setRebootUntil(machineId, this.now() + this.options.rebootMs);
     return 'ok';
+  }
+
+  // ---- the spot market -------------------------------------------------------------------------
+
+  /**
+   * When a spot machine is preempted, seen from `fromMs`: its seeded random moment, or the first moment its offer's
+   * spot price is over the bid (a pinned price over it: at once; the walk: the first hour it is), whichever is first.
+   */
+  private async preemptionAt(offerId: string, serial: number, createdAt: number, bidUnits: number, fromMs: number): Promise<number | null> {
+    const random = this.spot.randomPreemptionAt(serial, createdAt, this.options.spotPreemptionsPerHour);
+    const index = offerIndexOf(offerId);
+    if (index === null || !this.catalog[index]) return minOf(random, fromMs);
+    const state = await this.store.offerState(offerId);
+    let byPrice: number | null;
+    if (state?.spotPriceUsdPerHour) byPrice = parsePriceUnits(state.spotPriceUsdPerHour)! > bidUnits ? fromMs : null;
+    else if (!this.spot.hasMarket(index)) byPrice = fromMs; // its spot market is gone: the capacity is reclaimed
+    else byPrice = this.spot.firstOverBid(index, this.priceUnits(index, state), bidUnits, fromMs);
+    return minOf(random, byPrice);
+  }
+
+  /** After the offer's price or spot price changed: each live spot machine on it is preempted when the new market says. */
+  private async reschedule(offerId: string): Promise<void> {
+    const now = this.now();
+    for (const record of await this.store.liveSpotMachines(offerId)) {
+      const at = await this.preemptionAt(offerId, record.serial, record.createdAt, record.spotBidUnits!, now);
+      await this.store.reschedulePreemption(record.machineId, at, now);
+    }
   }
 
   /** Idempotent; frees the offer's capacity the machine held. */
@@ -293,6 +362,7 @@ export class SandboxCloud {
   private statusOf(record: MachineRecord): SandboxMachineStatus {
     if (record.terminatedAt !== null) return 'terminated';
     const now = this.now();
+    if (record.preemptAt !== null && now >= record.preemptAt) return 'preempted';
     if (record.mishap === 'stuck' || now < record.readyAt) return 'provisioning';
     if (record.mishap === 'failed') return 'failed';
     return now < record.rebootUntil ? 'rebooting' : 'running';
@@ -312,6 +382,7 @@ export class SandboxCloud {
       sshHost: reachable ? record.sshHost : null,
       sshPort: reachable ? record.sshPort : null,
       priceUsdPerHour: record.priceUsdPerHour,
+      spotBidUsdPerHour: record.spotBidUnits === null ? null : formatPriceUnits(record.spotBidUnits),
       createdAt: record.createdAt,
     };
   }
@@ -354,6 +425,27 @@ export class SandboxCloud {
     const units = parsePriceUnits(priceUsdPerHour);
     if (units === null) throw new RangeError(`not a sandbox price: ${priceUsdPerHour}`);
     await this.store.setPrice(offerId, formatPriceUnits(units));
+    await this.reschedule(offerId); // the walking spot price is a share of the on-demand one
+  }
+
+  /**
+   * Pins the offer's spot price (a plain decimal with at most 4 decimals, else a RangeError), giving it a spot market
+   * if it had none: its spot machines bidding under it are preempted now; null goes back to the seeded walk.
+   */
+  async setSpotPrice(offerId: string, spotPriceUsdPerHour: string | null): Promise<void> {
+    const units = spotPriceUsdPerHour === null ? null : parsePriceUnits(spotPriceUsdPerHour);
+    if (units === null && spotPriceUsdPerHour !== null) throw new RangeError(`not a sandbox price: ${spotPriceUsdPerHour}`);
+    await this.store.setSpotPrice(offerId, units === null ? null : formatPriceUnits(units));
+    await this.reschedule(offerId);
+  }
+
+  /** The cloud takes a spot machine back now, whatever its bid; false for a machine that is not a live spot machine. */
+  async preemptMachine(machineId: string): Promise<boolean> {
+    const now = this.now();
+    if (await this.store.reschedulePreemption(machineId, now, now)) return true;
+    // not moved: not a live spot machine, or one preempted already
+    const record = await this.store.machine(machineId);
+    return record !== null && record.terminatedAt === null && record.spotBidUnits !== null;
   }
 
   /** The machine vanishes upstream without anyone terminating it (host failure, provider cleanup). */
@@ -372,11 +464,22 @@ export class SandboxCloud {
   }
 }
 
-/** An offer as it stands: the generated one with its new price and what is left of its availability. */
-function view(base: Offer, state: OfferState | null | undefined): Offer {
+/** Why a spot create at this bid is refused on the offer, or null when the bid covers its spot price. */
+function spotRefusal(offer: Offer, bidUsdPerHour: string): string | null {
+  const bid = bidUnitsOf(bidUsdPerHour);
+  if (bid === null) return `bid "${bidUsdPerHour}" is not a decimal USD amount`;
+  const spot = offer.spotPriceUsdPerHour ? parsePriceUnits(offer.spotPriceUsdPerHour) : null;
+  if (spot === null) return `offer ${offer.id} has no spot market`;
+  if (bid < spot) return `bid ${bidUsdPerHour} is under the spot price ${offer.spotPriceUsdPerHour} of offer ${offer.id}`;
+  return null;
+}
+
+/** An offer as it stands: the generated one with its new price, its spot price now and what is left of its availability. */
+function view(base: Offer, state: OfferState | null | undefined, spotUnits: number | null): Offer {
   return {
     ...base,
     priceUsdPerHour: state?.priceUsdPerHour ?? base.priceUsdPerHour,
+    spotPriceUsdPerHour: spotUnits === null ? null : formatPriceUnits(spotUnits),
     available: Math.max(0, base.available - (state?.taken ?? 0)),
     attributes: { ...base.attributes },
   };

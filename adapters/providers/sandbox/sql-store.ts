@@ -9,13 +9,15 @@ const num = (value: unknown): number => {
   return n;
 };
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : num(value));
 /** jsonb arrives parsed from PostgreSQL and as text from some drivers. */
 const json = <T>(value: unknown, fallback: T): T =>
   value === null || value === undefined ? fallback : typeof value === 'string' ? (JSON.parse(value) as T) : (value as T);
 
 const MACHINE_COLUMNS = `machine_id, serial, offer_id, label, name, image, price_usd_per_hour, ssh_host, ssh_port,
   created_at_ms, ready_at_ms, mishap, reboot_until_ms, terminated_at_ms, holds_capacity,
-  ssh_public_keys, registry_username, registry_password_sha256, command, env, ports, startup_script, volume_ids`;
+  ssh_public_keys, registry_username, registry_password_sha256, command, env, ports, startup_script, volume_ids,
+  spot_bid_units, preempt_at_ms`;
 
 const toOptions = (row: Row): MachineRecordOptions => ({
   sshPublicKeys: json<string[]>(row.ssh_public_keys, []),
@@ -45,23 +47,28 @@ const toMachine = (row: Row): MachineRecord => ({
   rebootUntil: num(row.reboot_until_ms),
   terminatedAt: row.terminated_at_ms === null || row.terminated_at_ms === undefined ? null : num(row.terminated_at_ms),
   holdsCapacity: row.holds_capacity === true,
+  spotBidUnits: numOrNull(row.spot_bid_units),
+  preemptAt: numOrNull(row.preempt_at_ms),
 });
 
 const toOfferState = (row: Row): OfferState => ({
   taken: num(row.taken),
   withdrawn: row.withdrawn === true,
   priceUsdPerHour: text(row.price_usd_per_hour),
+  spotPriceUsdPerHour: text(row.spot_price_usd_per_hour),
 });
 
 /** The machine's values in MACHINE_COLUMNS order, typed so they can stand in a select list. */
 const MACHINE_VALUES = `?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer,
   ?::bigint, ?::bigint, ?::text, ?::bigint, ?::bigint, ?::boolean,
-  ?::jsonb, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::text, ?::jsonb`;
+  ?::jsonb, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::text, ?::jsonb,
+  ?::bigint, ?::bigint`;
 const machineParams = ({ options: o, ...r }: MachineRecord): unknown[] => [
   r.machineId, r.serial, r.offerId, r.label, r.name, r.image, r.priceUsdPerHour, r.sshHost, r.sshPort,
   r.createdAt, r.readyAt, r.mishap, r.rebootUntil, r.terminatedAt, r.holdsCapacity,
   JSON.stringify(o.sshPublicKeys), o.registryUsername, o.registryPasswordSha256, o.command, JSON.stringify(o.env),
   JSON.stringify(o.ports), o.startupScript, JSON.stringify(o.volumeIds),
+  r.spotBidUnits, r.preemptAt,
 ];
 
 const toVolume = (row: Row): VolumeRecord => ({
@@ -82,7 +89,7 @@ const RELEASE = `update sandbox_offers o set taken = greatest(o.taken - 1, 0)
    from ended where ended.holds_capacity and o.offer_id = ended.offer_id`;
 
 /**
- * The sandbox's state in the control plane's database (migrations 0006 and 0011): tables `sandbox_machines`,
+ * The sandbox's state in the control plane's database (migrations 0006, 0011 and 0016): tables `sandbox_machines`,
  * `sandbox_offers` and `sandbox_volumes`, ids from the sequences `sandbox_machine_serial` and `sandbox_volume_serial`. Every method is one statement, so no
  * transaction is ever held open around a call (PGlite runs one query at a time).
  */
@@ -95,14 +102,14 @@ export class SqlSandboxStore implements SandboxStore {
 
   async offerStates(): Promise<Map<string, OfferState>> {
     const rows = await this.db.execute<Row[]>(
-      `select offer_id, taken, withdrawn, price_usd_per_hour from sandbox_offers
-        where taken > 0 or withdrawn or price_usd_per_hour is not null`,
+      `select offer_id, taken, withdrawn, price_usd_per_hour, spot_price_usd_per_hour from sandbox_offers
+        where taken > 0 or withdrawn or price_usd_per_hour is not null or spot_price_usd_per_hour is not null`,
     );
     return new Map(rows.map((row) => [String(row.offer_id), toOfferState(row)]));
   }
 
   async offerState(offerId: string): Promise<OfferState | null> {
-    const [row] = await this.db.execute<Row[]>(`select taken, withdrawn, price_usd_per_hour from sandbox_offers where offer_id = ?`, [offerId]);
+    const [row] = await this.db.execute<Row[]>(`select taken, withdrawn, price_usd_per_hour, spot_price_usd_per_hour from sandbox_offers where offer_id = ?`, [offerId]);
     return row ? toOfferState(row) : null;
   }
 
@@ -118,6 +125,14 @@ export class SqlSandboxStore implements SandboxStore {
       `insert into sandbox_offers (offer_id, price_usd_per_hour) values (?, ?)
        on conflict (offer_id) do update set price_usd_per_hour = excluded.price_usd_per_hour`,
       [offerId, priceUsdPerHour],
+    );
+  }
+
+  async setSpotPrice(offerId: string, spotPriceUsdPerHour: string | null): Promise<void> {
+    await this.db.execute(
+      `insert into sandbox_offers (offer_id, spot_price_usd_per_hour) values (?, ?)
+       on conflict (offer_id) do update set spot_price_usd_per_hour = excluded.spot_price_usd_per_hour`,
+      [offerId, spotPriceUsdPerHour],
     );
   }
 
@@ -162,6 +177,27 @@ export class SqlSandboxStore implements SandboxStore {
 
   async setRebootUntil(machineId: string, until: number): Promise<void> {
     await this.db.execute(`update sandbox_machines set reboot_until_ms = ? where machine_id = ? and terminated_at_ms is null`, [until, machineId]);
+  }
+
+  async liveSpotMachines(offerId: string): Promise<MachineRecord[]> {
+    const rows = await this.db.execute<Row[]>(
+      `select ${MACHINE_COLUMNS} from sandbox_machines
+        where offer_id = ? and terminated_at_ms is null and spot_bid_units is not null order by serial`,
+      [offerId],
+    );
+    return rows.map(toMachine);
+  }
+
+  async reschedulePreemption(machineId: string, at: number | null, now: number): Promise<boolean> {
+    // one statement: a machine preempted by `now` (by another process, or a knob) stays preempted
+    const rows = await this.db.execute<Row[]>(
+      `update sandbox_machines set preempt_at_ms = ?::bigint
+        where machine_id = ? and terminated_at_ms is null and spot_bid_units is not null
+          and (preempt_at_ms is null or preempt_at_ms > ?::bigint)
+        returning machine_id`,
+      [at, machineId, now],
+    );
+    return rows.length === 1;
   }
 
   async terminate(machineId: string, at: number): Promise<void> {

@@ -22,6 +22,10 @@ export interface MachineRecord {
   terminatedAt: number | null;
   /** Whether it holds one unit of its offer's availability (foreign machines may not). */
   holdsCapacity: boolean;
+  /** A spot machine's bid, whole machine, in 1/10000 USD per hour (price.ts); null for an on-demand machine. */
+  spotBidUnits: number | null;
+  /** When a spot machine is (or will be) preempted, as far as the market tells now; null: not foreseen. */
+  preemptAt: number | null;
 }
 
 /** A create's options as the simulated cloud keeps them; the registry password only as a SHA-256 digest. */
@@ -65,6 +69,8 @@ export interface OfferState {
   withdrawn: boolean;
   /** A new price set by the host (repriceOffer), or null for the generated one. */
   priceUsdPerHour: string | null;
+  /** A spot price a test pinned (setSpotPrice): it stands instead of the seeded walk until cleared; null: the walk. */
+  spotPriceUsdPerHour: string | null;
 }
 
 /**
@@ -78,6 +84,7 @@ export interface SandboxStore {
   offerState(offerId: string): Promise<OfferState | null>;
   setWithdrawn(offerId: string, withdrawn: boolean): Promise<void>;
   setPrice(offerId: string, priceUsdPerHour: string): Promise<void>;
+  setSpotPrice(offerId: string, spotPriceUsdPerHour: string | null): Promise<void>;
   /** A machine id never handed out before by this store, and its serial. */
   nextMachine(): Promise<{ machineId: string; serial: number }>;
   /**
@@ -89,6 +96,13 @@ export interface SandboxStore {
   /** Machines not terminated, in order of creation; forgets those terminated at or before `forgetBefore`. */
   liveMachines(forgetBefore: number): Promise<MachineRecord[]>;
   setRebootUntil(machineId: string, until: number): Promise<void>;
+  /** Live spot machines of the offer, in order of creation. */
+  liveSpotMachines(offerId: string): Promise<MachineRecord[]>;
+  /**
+   * Moves a live spot machine's preemption to `at` (null: none foreseen), unless it is preempted already at
+   * `now`: a machine the market took back is never given back. Answers whether it moved.
+   */
+  reschedulePreemption(machineId: string, at: number | null, now: number): Promise<boolean>;
   /** Marks it terminated at `at` and frees the unit it held; a no-op for one already terminated or unknown. */
   terminate(machineId: string, at: number): Promise<void>;
   /** Removes it without a trace, freeing the unit it held if it was live (lost upstream). */

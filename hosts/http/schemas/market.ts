@@ -126,6 +126,10 @@ export const NodeOut = z
     vram_gb: z.number().meta({ description: 'Per GPU.' }),
     price_per_hour_cents: z.int().meta({ description: 'Whole machine, per hour. Checked again upstream when you rent.' }),
     price_per_gpu_hour_cents: z.int().meta({ description: 'price_per_hour_cents / gpu_count, rounded up.' }),
+    spot_price_per_gpu_hour_cents: z.int().nullable().meta({
+      description:
+        "One GPU's share of the machine's spot (interruptible) price now, rounded up like price_per_gpu_hour_cents and with the same markup; null where the provider has no spot market or states no spot price for this node (see `spot` in supported_operations).",
+    }),
     price_verified: z.boolean(),
     cpus: z.int(),
     ram_gb: z.number(),
@@ -230,7 +234,7 @@ export const MarketSummaryOut = z
   })
   .meta({ id: 'MarketSummaryOut' });
 
-export const nodeOut = ({ offer, priceCents, perGpuCents, supportedOperations }: MarketNode): z.input<typeof NodeOut> => ({
+export const nodeOut = ({ offer, priceCents, perGpuCents, spotPerGpuCents, supportedOperations }: MarketNode): z.input<typeof NodeOut> => ({
   id: offer.id,
   provider: offer.provider,
   gpu_type: offer.gpuType,
@@ -239,6 +243,7 @@ export const nodeOut = ({ offer, priceCents, perGpuCents, supportedOperations }:
   vram_gb: offer.vramGb,
   price_per_hour_cents: priceCents,
   price_per_gpu_hour_cents: perGpuCents,
+  spot_price_per_gpu_hour_cents: spotPerGpuCents,
   price_verified: offer.priceVerified,
   cpus: offer.cpus,
   ram_gb: offer.ramGb,
