@@ -285,7 +285,7 @@ export class PaymentsService {
       const settings = account?.autoRecharge;
       if (!account || !settings?.enabled || settings.suspended || !account.card || !account.paymentCustomerId) return null;
       const live = await uow.instances.live(tenantId);
-      const figures = accountFigures(account.balanceCents, live, now, { stopsAt: false });
+      const figures = accountFigures(account.balanceCents, live, now, { stopsAt: false, unsettledUsageCents: await uow.usage.unsettledCents(tenantId) });
       if (figures.availableCents >= settings.thresholdCents && !live.some((i) => hasUnpaidBlockDue(i, now))) return null;
       const recent = await uow.autoRecharges.countSince(tenantId, new Date(now.getTime() - DAY_MS));
       if (recent >= this.settings.maxPaymentsPer24h) {

@@ -181,7 +181,10 @@ export class RentalService {
         throw invalidInput(['body', 'termination_hours'], `at most ${maxHours} for this token`);
       }
       // only machines past their paid time owe anything, so they alone decide what is available
-      const figures = accountFigures(account.balanceCents, await uow.instances.overdue(caller.tenantId, now), now, { stopsAt: false });
+      const figures = accountFigures(account.balanceCents, await uow.instances.overdue(caller.tenantId, now), now, {
+        stopsAt: false,
+        unsettledUsageCents: await uow.usage.unsettledCents(caller.tenantId),
+      });
       if (figures.availableCents < rate) {
         throw new DomainError('INSUFFICIENT_FUNDS', `the first hour costs ${rate} cents and ${figures.availableCents} are available; add funds first`);
       }

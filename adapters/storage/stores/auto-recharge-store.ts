@@ -24,7 +24,7 @@ export class MikroAutoRechargeStore implements AutoRechargeStore {
     const rows = await this.em.execute<Row[]>(
       `select a.tenant_id from accounts a
         where a.auto_recharge_enabled and not a.auto_recharge_suspended and a.card_payment_method_id is not null
-          and (a.balance_cents < a.auto_recharge_threshold_cents
+          and (a.balance_cents - coalesce((select sum(u.amount_cents) from usage_records u where u.tenant_id = a.tenant_id and u.settled_at is null), 0) < a.auto_recharge_threshold_cents
                or exists (select 1 from instances i
                            where i.tenant_id = a.tenant_id and i.status in ('provisioning', 'running', 'rebooting') and i.paid_until <= ?
                              and i.paid_until < coalesce(least(i.removal_scheduled_at, i.window_ends_at), 'infinity'::timestamptz)))
