@@ -95,6 +95,7 @@ export class ReservationStarter {
     const caller = await this.storage.read((uow) => uow.tokens.findById(reservation.tokenId));
     if (!caller) return this.fail(reservation, 'the token that made it is gone');
     let last: unknown = null;
+    let missed = false;
     const tried = new Set<string>();
     for (let next = await this.firstNode(reservation); next !== null && tried.size < MAX_NODES_TRIED; next = await this.nextNode(reservation, tried)) {
       tried.add(next);
@@ -108,11 +109,12 @@ export class ReservationStarter {
       const current = await this.storage.read((uow) => uow.reservations.get(reservation.tenantId, reservation.id));
       if (current?.status === 'cancelled') return 'cancelled';
       if (current?.status !== 'starting') return current?.rental?.status === 'failed' ? 'failed' : 'started';
-      if (!(await this.missed(last, next))) break;
+      missed = await this.missed(last, next);
+      if (!missed) break;
     }
-    if (last === null) {
-      return this.fail(reservation, `no node matches it at or under ${ceilingPerGpuCents(reservation)} cents per GPU-hour now`);
-    }
+    const noneLeft = `no ${last === null ? '' : 'other '}node ${reservation.search ? 'matches its search' : `of ${reservation.gpuCount} x ${reservation.gpuType}`} at or under ${ceilingPerGpuCents(reservation)} cents per GPU-hour now`;
+    if (last === null) return this.fail(reservation, noneLeft);
+    if (missed) return this.fail(reservation, `${messageOf(last)}; ${noneLeft}`);
     if (transient(last) && now.getTime() < reservation.startsAt.getTime() + RETRY_FOR_MS) {
       report.errors.push(`reservation ${reservation.id}: ${messageOf(last)} (retried next pass)`);
       await this.storage.transaction(async (uow) => {

@@ -228,3 +228,416 @@ describe('making a reservation', () => {
     for (const r of [soon, sooner, edge, cancelled]) await call('DELETE', `/v1/reservations/${r.body.id}`, { token });
   });
 });
+
+/** The ledger entries of one rental, oldest first. */
+const entriesOf = async (token: string, instanceId: string) =>
+  ((await call('GET', '/v1/billing/ledger', { token })).body as { reference: string | null; description: string | null; amount_cents: number; kind: string }[])
+    .filter((e) => e.reference === instanceId)
+    .reverse();
+
+describe('the start, by the sweep', () => {
+  it('rents the node at starts_at as the token that reserved it, and removes the machine at ends_at', async () => {
+    const { token } = await world.fundedTenant(50);
+    const node = await takeNode();
+    const made = (await reserve(token, { node_id: node.id, hours: 2 })).body;
+    world.clock.advance(5 * MINUTE);
+    await sweep();
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'scheduled', instance_id: null });
+
+    expect((await startOf(made)).reservations_started).toBeGreaterThanOrEqual(1);
+    const started = await reservation(token, made.id);
+    expect(started).toMatchObject({ status: 'active', instance_id: expect.stringMatching(/^ins_/), rate_cents_per_hour: node.rate, failure: null });
+    const rental = await instance(token, started.instance_id);
+    expect(rental).toMatchObject({ node_id: node.id, idempotency_key: made.id, name: 'booked', rate_cents_per_hour: node.rate, charged_cents: node.rate, window_ends_at: made.ends_at });
+    // the reservation's commitment became the rental's: counted once
+    expect(await committed(token)).toBe(2 * node.rate);
+    expect((await world.balance(token)).balance_cents).toBe(5_000 - node.rate);
+    expect((await call('GET', '/v1/reservations/due', { token })).body).toEqual([]);
+
+    world.clock.advance(30_000);
+    expect((await instance(token, rental.id)).status).toBe('running');
+    world.clock.set(new Date(Date.parse(made.starts_at) + HOUR));
+    expect((await sweep()).blocks_paid).toBeGreaterThanOrEqual(1);
+    world.clock.set(new Date(made.ends_at));
+    await sweep();
+    expect(await instance(token, rental.id)).toMatchObject({ status: 'terminated', terminated_at: made.ends_at, charged_cents: 2 * node.rate });
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'completed', instance_id: rental.id });
+    expect((await world.sandbox.cloud.listMachines()).filter((m) => m.label === rental.id && m.status !== 'terminated')).toHaveLength(0);
+    const entries = await entriesOf(token, rental.id);
+    expect(entries.map((e) => e.description)).toEqual([`first hour (reservation ${made.id})`, `hour block (reservation ${made.id})`]);
+    expect(entries.reduce((sum, e) => sum + e.amount_cents, 0)).toBe(-2 * node.rate);
+    expect((await call('DELETE', `/v1/reservations/${made.id}`, { token })).status).toBe(409);
+  });
+
+  it('one whose rental is terminated by hand is completed', async () => {
+    const { token } = await world.fundedTenant(50);
+    const made = (await reserve(token, { node_id: (await takeNode()).id })).body;
+    await startOf(made);
+    const { instance_id } = await reservation(token, made.id);
+    expect((await call('POST', `/v1/instances/${instance_id}/terminate`, { token })).status).toBe(200);
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('fails while funds are short: nothing charged, the commitment released', async () => {
+    const node = await takeNode();
+    const { token } = await world.fundedTenant(usd(node.rate - 1));
+    const made = (await reserve(token, { node_id: node.id })).body;
+    expect(await committed(token)).toBe(2 * node.rate);
+    expect((await startOf(made)).reservations_failed).toBeGreaterThanOrEqual(1);
+    const failed = await reservation(token, made.id);
+    expect(failed).toMatchObject({ status: 'failed', instance_id: null });
+    expect(failed.failure).toMatch(/nothing charged.*first hour costs/);
+    expect(await committed(token)).toBe(0);
+    expect((await world.balance(token)).balance_cents).toBe(node.rate - 1);
+    expect((await world.ledger(token)).map((e) => e.kind)).toEqual(['credit']);
+    expect((await call('GET', '/v1/instances', { token })).body).toEqual([]);
+  });
+
+  it('fails on a paused account, and for a revoked token, releasing the commitment along the chain', async () => {
+    const paused = await world.fundedTenant(50);
+    const onHold = (await reserve(paused.token, { node_id: (await takeNode()).id })).body;
+    expect((await call('POST', '/v1/billing/stop', { token: paused.token, body: {} })).status).toBe(200);
+
+    const root = await world.fundedTenant(50);
+    const agent = (await call('POST', '/v1/tokens', { token: root.token, body: { scopes: ['read', 'rent'], spend_limit_usd: 100 } })).body;
+    const node = await takeNode();
+    const revoked = (await reserve(agent.token, { node_id: node.id })).body;
+    const tokens = async () => new Map<string, number>((await call('GET', '/v1/tokens', { token: root.token })).body.map((t: { id: string; committed_cents: number }) => [t.id, t.committed_cents]));
+    expect(await tokens()).toEqual(new Map([[root.tokenId, 2 * node.rate], [agent.id, 2 * node.rate]]));
+    expect((await call('DELETE', `/v1/tokens/${agent.id}`, { token: root.token })).status).toBe(204);
+
+    await startOf(revoked.starts_at < onHold.starts_at ? onHold : revoked);
+    const first = await reservation(paused.token, onHold.id);
+    expect(first).toMatchObject({ status: 'failed', instance_id: null });
+    expect(first.failure).toMatch(/paused/);
+    expect(await committed(paused.token)).toBe(0);
+    const second = await reservation(root.token, revoked.id);
+    expect(second).toMatchObject({ status: 'failed', instance_id: null });
+    expect(second.failure).toMatch(/revoked/);
+    expect(await tokens()).toEqual(new Map([[root.tokenId, 0], [agent.id, 0]]));
+    for (const t of [paused.token, root.token]) expect((await call('GET', '/v1/instances', { token: t })).body).toEqual([]);
+  });
+
+  it('fails when the window passed before a sweep could start it', async () => {
+    const { token } = await world.fundedTenant(50);
+    const made = (await reserve(token, { node_id: (await takeNode()).id, hours: 1 })).body;
+    world.clock.set(new Date(made.ends_at));
+    await sweep();
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'failed', failure: expect.stringMatching(/window ended/) });
+    expect(await committed(token)).toBe(0);
+    expect((await world.balance(token)).balance_cents).toBe(5_000);
+  });
+
+  it('a provider that refuses the machine fails it: the first hour refunded, both entries naming the reservation', async () => {
+    const { token } = await world.fundedTenant(50);
+    const made = (await reserve(token, { node_id: (await takeNode()).id })).body;
+    world.faults!.failNextCreates(1, 'rejected');
+    await startOf(made);
+    const failed = await reservation(token, made.id);
+    expect(failed).toMatchObject({ status: 'failed', instance_id: expect.stringMatching(/^ins_/), failure: expect.stringMatching(/refused/) });
+    expect(await instance(token, failed.instance_id)).toMatchObject({ status: 'failed', charged_cents: 0 });
+    expect((await world.balance(token)).balance_cents).toBe(5_000);
+    expect(await committed(token)).toBe(0);
+    expect((await entriesOf(token, failed.instance_id)).map((e) => e.description)).toEqual([`first hour (reservation ${made.id})`, `unused time refunded (reservation ${made.id})`]);
+  });
+
+  it('a machine that never comes up fails at the provisioning deadline, costing nothing', async () => {
+    const { token } = await world.fundedTenant(50);
+    const made = (await reserve(token, { node_id: (await takeNode()).id })).body;
+    await world.sandbox.cloud.mishapNextProvisions(1, 'stuck');
+    await startOf(made);
+    expect((await reservation(token, made.id)).status).toBe('active');
+    world.clock.advance(16 * MINUTE);
+    await sweep();
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'failed', failure: expect.any(String) });
+    expect((await world.balance(token)).balance_cents).toBe(5_000);
+    expect(await committed(token)).toBe(0);
+  });
+
+  it('a provider that cannot be reached is retried next pass, not failed', async () => {
+    const { token } = await world.fundedTenant(50);
+    const node = await takeNode();
+    const made = (await reserve(token, { node_id: node.id })).body;
+    world.faults!.setOutage(true);
+    try {
+      const report = await startOf(made);
+      expect(report.errors.join(' ')).toMatch(new RegExp(`reservation ${made.id}: .*retried next pass`));
+      expect(await reservation(token, made.id)).toMatchObject({ status: 'scheduled', instance_id: null });
+      expect(await committed(token)).toBe(2 * node.rate);
+    } finally {
+      world.faults!.setOutage(false);
+    }
+    world.clock.advance(MINUTE);
+    await sweep();
+    const started = await reservation(token, made.id);
+    expect(started.status).toBe('active');
+    // the window still ends at ends_at, though the start came a minute late
+    expect((await instance(token, started.instance_id)).window_ends_at).toBe(made.ends_at);
+    expect(await committed(token)).toBe(2 * node.rate);
+  });
+});
+
+describe('a node that is gone, and a search, at the start', () => {
+  it('a gone node rents the next cheapest of its gpu type and count within max_price_per_gpu_hour', async () => {
+    const { token } = await world.fundedTenant(50);
+    const [first, second] = await takeGroup(2);
+    const made = (await reserve(token, { node_id: first!.id, max_price_per_gpu_hour: usd(second!.perGpu) })).body;
+    expect(made.rate_cents_per_hour).toBe(first!.rate);
+    await world.sandbox.cloud.withdrawOffer(offerIdOf(first!.id));
+    await startOf(made);
+    const started = await reservation(token, made.id);
+    expect(started).toMatchObject({ status: 'active', rate_cents_per_hour: second!.rate });
+    expect(await instance(token, started.instance_id)).toMatchObject({ node_id: second!.id, gpu_type: first!.gpuType, gpu_count: first!.gpuCount, charged_cents: second!.rate });
+  });
+
+  it('without a tolerance it never rents above the quote: it fails, the commitment released', async () => {
+    const { token } = await world.fundedTenant(50);
+    const [first] = await takeGroup(2);
+    const made = (await reserve(token, { node_id: first!.id })).body;
+    await world.sandbox.cloud.withdrawOffer(offerIdOf(first!.id));
+    await startOf(made);
+    const failed = await reservation(token, made.id);
+    expect(failed).toMatchObject({ status: 'failed', instance_id: null });
+    expect(failed.failure).toMatch(new RegExp(`at or under ${first!.perGpu} cents per GPU-hour`));
+    expect(await committed(token)).toBe(0);
+    expect((await world.balance(token)).balance_cents).toBe(5_000);
+  });
+
+  it('a node whose price rose over the ceiling gives way to one within it', async () => {
+    const { token } = await world.fundedTenant(50);
+    const [first, second] = await takeGroup(2);
+    const made = (await reserve(token, { node_id: first!.id, max_price_per_gpu_hour: usd(second!.perGpu) })).body;
+    await world.sandbox.cloud.repriceOffer(offerIdOf(first!.id), usd((second!.perGpu + 5) * first!.gpuCount));
+    await startOf(made);
+    const started = await reservation(token, made.id);
+    expect((await instance(token, started.instance_id)).node_id).toBe(second!.id);
+  });
+
+  it('a search rents its cheapest match at that moment, never above the quote', async () => {
+    const { token } = await world.fundedTenant(50);
+    const group = await takeGroup(3);
+    const [cheapest, , dearest] = group;
+    const search = { gpu_type: cheapest!.gpuType, gpu_count: cheapest!.gpuCount, provider: 'sandbox' };
+    const made = (await reserve(token, { search })).body;
+    expect(made.rate_cents_per_hour).toBe(cheapest!.rate);
+    // meanwhile the dearest becomes the cheapest, and the quoted one goes
+    await world.sandbox.cloud.repriceOffer(offerIdOf(dearest!.id), usd(cheapest!.rate - cheapest!.gpuCount));
+    await world.sandbox.cloud.withdrawOffer(offerIdOf(cheapest!.id));
+    await startOf(made);
+    const started = await reservation(token, made.id);
+    expect(started).toMatchObject({ status: 'active', rate_cents_per_hour: cheapest!.rate - cheapest!.gpuCount });
+    expect((await instance(token, started.instance_id)).node_id).toBe(dearest!.id);
+    // the rental holds quote x hours at its own (lower) rate
+    expect(await committed(token)).toBe(2 * (cheapest!.rate - cheapest!.gpuCount));
+  });
+});
+
+describe('cancelling', () => {
+  it('before the start: cancelled, free, the commitment released, and it never starts', async () => {
+    const { token } = await world.fundedTenant(50);
+    const made = (await reserve(token, { node_id: (await takeNode()).id })).body;
+    const cancelled = await call('DELETE', `/v1/reservations/${made.id}`, { token });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: made.id, status: 'cancelled', instance_id: null });
+    expect(await committed(token)).toBe(0);
+    await startOf(made);
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'cancelled', instance_id: null });
+    expect((await call('GET', '/v1/instances', { token })).body).toEqual([]);
+    expect(await world.balance(token)).toMatchObject({ balance_cents: 5_000 });
+    expect((await call('DELETE', `/v1/reservations/${made.id}`, { token })).status).toBe(409);
+  });
+
+  it('during the window: cancelled, the machine terminated with the usual refund', async () => {
+    const { token } = await world.fundedTenant(50);
+    const node = await takeNode();
+    const made = (await reserve(token, { node_id: node.id, hours: 3 })).body;
+    await startOf(made);
+    const { instance_id } = await reservation(token, made.id);
+    world.clock.advance(30_000);
+    expect((await instance(token, instance_id)).status).toBe('running');
+    world.clock.set(new Date(Date.parse(made.starts_at) + HOUR));
+    await sweep();
+    world.clock.set(new Date(Date.parse(made.starts_at) + 90 * MINUTE));
+    const cancelled = await call('DELETE', `/v1/reservations/${made.id}`, { token });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', instance_id });
+    const cost = Math.ceil((node.rate * 90) / 60);
+    expect(await instance(token, instance_id)).toMatchObject({ status: 'terminated', charged_cents: cost });
+    expect((await entriesOf(token, instance_id)).map((e) => e.description)).toEqual([
+      `first hour (reservation ${made.id})`,
+      `hour block (reservation ${made.id})`,
+      `unused time refunded (reservation ${made.id})`,
+    ]);
+    expect(await committed(token)).toBe(cost);
+    expect((await world.balance(token)).balance_cents).toBe(5_000 - cost);
+    expect((await call('DELETE', `/v1/reservations/${made.id}`, { token })).status).toBe(409);
+    expect((await reservation(token, made.id)).status).toBe('cancelled');
+  });
+});
+
+describe('spend caps', () => {
+  it('a capped token cannot reserve beyond its cap, and its reservations and rentals together stay within it', async () => {
+    const root = await world.fundedTenant(500);
+    const node = await takeNode();
+    const cap = 5 * node.rate;
+    const agent = (await call('POST', '/v1/tokens', { token: root.token, body: { scopes: ['read', 'rent'], spend_limit_usd: usd(cap), max_rental_hours: 4 } })).body;
+    expect((await reserve(agent.token, { node_id: node.id, hours: 5 })).status).toBe(422);
+    expect((await reserve(agent.token, { node_id: node.id, hours: undefined })).status).toBe(422);
+    expect((await reserve(agent.token, { node_id: node.id, hours: 4 })).status).toBe(201);
+    const over = await reserve(agent.token, { node_id: node.id, hours: 2 });
+    expect(over.status).toBe(402);
+    expect(over.body.detail).toMatch(/cap leaves/);
+    expect(await committed(agent.token)).toBe(4 * node.rate);
+    const dearer = await takeNode((o) => o.rate > node.rate);
+    expect((await world.rent(agent.token, { node_id: dearer.id, termination_hours: 1 })).status).toBe(402);
+    const cheaper = await takeNode((o) => o.rate <= node.rate);
+    expect((await world.rent(agent.token, { node_id: cheaper.id, termination_hours: 1 })).status).toBe(201);
+    expect(await committed(agent.token)).toBe(4 * node.rate + cheaper.rate);
+    expect(await committed(agent.token)).toBeLessThanOrEqual(cap);
+  });
+
+  it('whatever the order of reserving, renting, cancelling and starting, the commitment never exceeds the cap', async () => {
+    const root = await world.fundedTenant(2_000);
+    const nodes = [await takeNode(), await takeNode(), await takeNode()];
+    const cap = 9 * nodes[0]!.rate;
+    const agent = (await call('POST', '/v1/tokens', { token: root.token, body: { scopes: ['read', 'rent'], spend_limit_usd: usd(cap) } })).body;
+    let seed = 12;
+    const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648), seed % n);
+    const scheduled: { id: string; cents: number }[] = [];
+    let held = 0;
+    for (let step = 0; step < 30; step++) {
+      const node = nodes[random(nodes.length)]!;
+      const hours = 1 + random(4);
+      const action = random(4);
+      if (action === 0) {
+        const res = await reserve(agent.token, { node_id: node.id, hours, starts_at: later((10 + random(50)) * MINUTE) });
+        expect(res.status, JSON.stringify(res.body)).toBe(held + node.rate * hours > cap ? 402 : 201);
+        if (res.status === 201) scheduled.push({ id: res.body.id, cents: node.rate * hours });
+        if (res.status === 201) held += node.rate * hours;
+      } else if (action === 1) {
+        const res = await world.rent(agent.token, { node_id: node.id, termination_hours: hours });
+        if (res.status !== 409) expect(res.status, JSON.stringify(res.body)).toBe(held + node.rate * hours > cap ? 402 : 201);
+        if (res.status === 201) held += node.rate * hours;
+      } else if (action === 2 && scheduled.length > 0) {
+        const [gone] = scheduled.splice(random(scheduled.length), 1);
+        const res = await call('DELETE', `/v1/reservations/${gone!.id}`, { token: agent.token });
+        if (res.status === 200 && res.body.instance_id === null) held -= gone!.cents;
+      } else {
+        world.clock.advance((5 + random(60)) * MINUTE);
+        await sweep();
+        scheduled.splice(0, scheduled.length, ...(await call('GET', '/v1/reservations/due', { token: agent.token })).body.map((r: { id: string; rate_cents_per_hour: number; hours: number }) => ({ id: r.id, cents: r.rate_cents_per_hour * r.hours })));
+      }
+      const now = await committed(agent.token);
+      if (action !== 3) expect(now, `step ${step}`).toBe(held);
+      held = now;
+      expect(now, `step ${step}`).toBeLessThanOrEqual(cap);
+    }
+  });
+});
+
+describe.runIf(onPostgres)('starts racing each other and a cancel (PostgreSQL)', () => {
+  let replica: TestApi;
+  let admin: pg.Client;
+  beforeAll(async () => {
+    replica = await startApi({ providers: [{ name: 'sandbox', config: {} }] }, { clock: world.clock, database: { target: database.target, drop: async () => undefined } });
+    admin = new pg.Client({ connectionString: (database.target as { url: string }).url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await replica?.close();
+  });
+
+  /** A starter of its own over a control plane's parts: the sweep's step without the sweep's lock. */
+  const starterOf = (api: TestApi) =>
+    new ReservationStarter({
+      storage: api.plane.storage,
+      clock: api.plane.clock,
+      rentals: api.plane.services.rentals,
+      market: api.plane.services.market,
+      providers: api.plane.container.resolve<Provider[]>(TOKENS.providers),
+      searchFilter: searchFilterOf,
+    });
+  const lockWaiters = async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n as number;
+  async function waitForLockWaiters(count: number) {
+    for (let i = 0; i < 500; i++) {
+      if ((await lockWaiters()) >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`fewer than ${count} sessions waited for a lock`);
+  }
+  /** Another session holds the tenant's account row until `release`. */
+  async function holdAccount(tenantId: string) {
+    const client = new pg.Client({ connectionString: (database.target as { url: string }).url });
+    await client.connect();
+    await client.query('begin');
+    await client.query('select tenant_id from accounts where tenant_id = $1 for update', [tenantId]);
+    return async () => {
+      await client.query('commit');
+      await client.end();
+    };
+  }
+  const rentalsOf = async (reservationId: string) =>
+    (await admin.query(`select id from instances where idempotency_key = $1`, [reservationId])).rows.map((row) => row.id as string);
+
+  it('two sweeps racing (and two bare starters on two replicas) start it once', async () => {
+    const { token } = await world.fundedTenant(50);
+    const node = await takeNode();
+    const made = (await reserve(token, { node_id: node.id })).body;
+    world.clock.set(new Date(made.starts_at));
+    const reports = await Promise.all([
+      sweep(),
+      replica.call('POST', '/v1/operator/sweep', { headers: OPERATOR }).then((res) => res.body),
+      starterOf(world.api).startDue(),
+      starterOf(replica).startDue(),
+    ]);
+    expect(reports.flatMap((r) => r.errors).join(' ')).not.toContain(made.id);
+    const rentals = await rentalsOf(made.id);
+    expect(rentals).toHaveLength(1);
+    expect((await reservation(token, made.id)).instance_id).toBe(rentals[0]);
+    expect((await entriesOf(token, rentals[0]!)).filter((e) => e.kind === 'rental_hour')).toHaveLength(1);
+    expect((await world.sandbox.cloud.listMachines()).filter((m) => m.label === rentals[0])).toHaveLength(1);
+    expect(await committed(token)).toBe(2 * node.rate);
+  });
+
+  it('a start taken up again while the first is still renting makes one rental', async () => {
+    const { token, tenantId } = await world.fundedTenant(50);
+    const node = await takeNode();
+    const made = (await reserve(token, { node_id: node.id })).body;
+    world.clock.set(new Date(made.starts_at));
+    const release = await holdAccount(tenantId);
+    const first = starterOf(world.api).startDue();
+    await waitForLockWaiters(1);
+    // the first start looks dead: its claim is old, so another starter takes the reservation up too
+    await admin.query(`update reservations set claimed_at = claimed_at - interval '11 minutes' where id = $1`, [made.id]);
+    const second = starterOf(replica).startDue();
+    await waitForLockWaiters(2);
+    await release();
+    const [a, b] = await Promise.all([first, second]);
+    expect([...a.errors, ...b.errors]).toEqual([]);
+    const rentals = await rentalsOf(made.id);
+    expect(rentals).toHaveLength(1);
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'active', instance_id: rentals[0] });
+    expect((await world.balance(token)).balance_cents).toBe(5_000 - node.rate);
+    expect(await committed(token)).toBe(2 * node.rate);
+  });
+
+  it('a cancel that lands while the start waits for the account wins: it never starts, nothing charged', async () => {
+    const { token, tenantId } = await world.fundedTenant(50);
+    const made = (await reserve(token, { node_id: (await takeNode()).id })).body;
+    world.clock.set(new Date(made.starts_at));
+    const release = await holdAccount(tenantId);
+    const cancel = call('DELETE', `/v1/reservations/${made.id}`, { token });
+    await waitForLockWaiters(1);
+    const start = starterOf(world.api).startDue();
+    await waitForLockWaiters(2);
+    await release();
+    expect((await cancel).status).toBe(200);
+    // the start reached the account lock (it had claimed the reservation) and found it cancelled there
+    expect((await start).errors.join(' ')).not.toContain(made.id);
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'cancelled', instance_id: null });
+    expect(await rentalsOf(made.id)).toEqual([]);
+    expect((await world.balance(token)).balance_cents).toBe(5_000);
+    expect(await committed(token)).toBe(0);
+  });
+});
