@@ -8,6 +8,8 @@ import {
   type Provider,
   type ProviderFailureKind,
   type Rebootable,
+  type SpotMachineRequest,
+  type SpotMarket,
 } from '../../../core/ports/providers.ts';
 import type { VastClient, VastResponse } from './client.ts';
 import {
@@ -21,11 +23,13 @@ import {
   offerSearchBody,
   offersOf,
   singleInstanceOf,
+  storageCostOf,
   type CreateSettings,
   type SearchSettings,
 } from './mapping.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
+import { divideDecimalDown, isPlainDecimal, subtractDecimal } from '../shared/decimal.ts';
 
 export interface VastAdapterSettings {
   search: SearchSettings;
@@ -69,7 +73,16 @@ const withSignal = <T>(shared: Promise<T>, signal: AbortSignal | undefined): Pro
   });
 };
 
-export class VastProvider implements Provider, Rebootable {
+/** Vast's range for `price`, the bid of an interruptible instance (USD per hour). */
+const MIN_BID_PRICE = '0.001';
+const MAX_BID_PRICE = 128;
+
+/**
+ * Vast behind our Provider port; also a SpotMarket: interruptible instances at a bid (`price` on the create),
+ * the spot price from each ask's `min_bid` plus its storage, preemption read from the instance record (an
+ * `is_bid` instance stopped: outbid).
+ */
+export class VastProvider implements Provider, Rebootable, SpotMarket {
   readonly name = PROVIDER_NAME;
   /**
    * No `command`: with SSH access Vast runs its own entrypoint, so the image's command never runs (a startup
@@ -139,8 +152,34 @@ export class VastProvider implements Provider, Rebootable {
     return withSignal(shared, signal);
   }
 
-  async createMachine(request: CreateMachineRequest): Promise<Machine> {
-    const what = `create on offer ${request.offerId}`;
+  createMachine(request: CreateMachineRequest): Promise<Machine> {
+    return this.#create(request, `create on offer ${request.offerId}`);
+  }
+
+  /**
+   * Vast's bid is compute only and storage is billed beside it, so the ask is read first (one search): the
+   * bid sent is ours less the ask's storage, rounded down, and the whole machine never costs more than our bid.
+   * A bid under the ask's minimum is Vast's to refuse.
+   */
+  async createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
+    const what = `interruptible create on offer ${request.offerId} at ${request.bidUsdPerHour}`;
+    if (!NUMERIC_ID.test(request.offerId)) throw failure('rejected', what, 'not a Vast offer id', 404);
+    if (!isPlainDecimal(request.bidUsdPerHour)) throw failure('rejected', what, 'the bid is not a decimal USD amount');
+    const id = Number(request.offerId);
+    const raw = (await this.#search(offerSearchBody(this.#settings.search, id))).find((entry) => (entry as { id?: unknown })?.id === id);
+    const offer = raw === undefined ? null : offerFromWire(raw, this.#settings.search.diskGb);
+    if (!offer) throw failure('rejected', what, 'the ask is gone', 410);
+    if (offer.spotPriceUsdPerHour === null) throw failure('rejected', what, 'the ask states no minimum bid: no spot market');
+    const price = subtractDecimal(request.bidUsdPerHour, storageCostOf(raw as { storage_total_cost?: number | null }));
+    const bidPrice = price === null ? null : divideDecimalDown(price, 1, 8);
+    if (bidPrice === null || subtractDecimal(bidPrice, MIN_BID_PRICE) === null) {
+      throw failure('rejected', what, `the bid does not cover the ask's storage and Vast's least bid of ${MIN_BID_PRICE}`);
+    }
+    if (Number(bidPrice) > MAX_BID_PRICE) throw failure('rejected', what, `Vast takes bids up to ${MAX_BID_PRICE} USD per hour`);
+    return this.#create(request, what, bidPrice);
+  }
+
+  async #create(request: CreateMachineRequest, what: string, bidPrice?: string): Promise<Machine> {
     if (!NUMERIC_ID.test(request.offerId)) throw failure('rejected', what, 'not a Vast offer id', 404);
     if (request.label.length === 0 || request.label.length > 256) throw failure('rejected', what, 'label must be 1 to 256 characters');
     const unsupported = unsupportedOptions(request, this.machineOptions);
@@ -155,7 +194,7 @@ export class VastProvider implements Provider, Rebootable {
     let response: VastResponse;
     try {
       response = await this.#client.call('PUT', `/api/v0/asks/${request.offerId}/`, {
-        body: createBody(request, this.#settings.create),
+        body: createBody(request, this.#settings.create, bidPrice),
         retry: 'never',
       });
     } catch (error) {

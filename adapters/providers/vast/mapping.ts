@@ -3,6 +3,7 @@ import { gpuFamily } from '../../../core/market/gpu-family.ts';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { CreateMachineRequest, Machine, MachineStatus } from '../../../core/ports/providers.ts';
 import { registryOf } from '../shared/machine-options.ts';
+import { addDecimal } from '../shared/decimal.ts';
 
 export const PROVIDER_NAME = 'vast';
 
@@ -118,6 +119,8 @@ const WireOffer = z.looseObject({
   verified: z.boolean().nullish(),
   rentable: z.boolean().nullish(),
   rented: z.boolean().nullish(),
+  min_bid: finite.nonnegative().nullish(),
+  storage_total_cost: finite.nonnegative().nullish(),
 });
 type WireOffer = z.infer<typeof WireOffer>;
 
@@ -146,6 +149,21 @@ function attributesOf(raw: Record<string, unknown>, offer: WireOffer): Record<st
 }
 
 /**
+ * What storage at the allocated disk costs an hour on this ask (`storage_total_cost`): Vast bills it beside a
+ * bid, as it is inside `dph_total`. "0" when the ask does not say.
+ */
+export const storageCostOf = (offer: Pick<WireOffer, 'storage_total_cost'>): string => decimalText(offer.storage_total_cost) ?? '0';
+
+/**
+ * The ask's spot price in the units of `dph_total`: its minimum interruptible bid (`min_bid`, compute only) plus
+ * its storage, so a spot and an on-demand price compare; null when the ask states no minimum bid.
+ */
+export function spotPriceOf(offer: Pick<WireOffer, 'min_bid' | 'storage_total_cost'>): string | null {
+  const minBid = decimalText(offer.min_bid);
+  return minBid === null ? null : addDecimal(minBid, storageCostOf(offer));
+}
+
+/**
  * One Vast ask in our units, or null when the wire record lacks what an offer needs.
  * `dph_total` already prices the whole offer (all GPUs, storage at `allocated_storage`): no multiplying.
  */
@@ -168,6 +186,7 @@ export function offerFromWire(raw: unknown, diskGb: number): Offer | null {
     gpuCount: offer.num_gpus,
     vramGb: vramGbFromMb(offer.gpu_ram),
     priceUsdPerHour: price,
+    spotPriceUsdPerHour: spotPriceOf(offer),
     priceVerified: isVerified(offer),
     cpus: Math.max(0, Math.floor(effective)),
     ramGb: Math.max(0, Math.round(ramMb / 100) / 10),
@@ -256,8 +275,11 @@ export interface CreateSettings {
   defaultImage: string;
 }
 
-/** Body of PUT /api/v0/asks/{id}/: our id in `label` and in the env, on-demand, start now or fail. */
-export function createBody(request: CreateMachineRequest, settings: CreateSettings): Record<string, unknown> {
+/**
+ * Body of PUT /api/v0/asks/{id}/: our id in `label` and in the env, start now or fail; on demand, or interruptible
+ * at `bidPrice` (Vast's `price`: USD per hour for the whole machine, compute only, whose presence makes the bid).
+ */
+export function createBody(request: CreateMachineRequest, settings: CreateSettings, bidPrice?: string): Record<string, unknown> {
   const image = request.image ?? settings.defaultImage;
   const onstart = onstartOf(request);
   return {
@@ -271,6 +293,7 @@ export function createBody(request: CreateMachineRequest, settings: CreateSettin
     ...(onstart !== null ? { onstart } : {}),
     target_state: 'running',
     cancel_unavail: true,
+    ...(bidPrice !== undefined ? { price: Number(bidPrice) } : {}),
   };
 }
 
@@ -309,6 +332,7 @@ const WireInstance = z.looseObject({
   ssh_port: z.union([finite, z.string()]).nullish(),
   ports: z.record(z.string(), z.array(z.looseObject({ HostPort: z.union([z.string(), finite]).nullish() })).nullish()).nullish(),
   dph_total: z.unknown().optional(),
+  is_bid: z.boolean().nullish(),
   extra_env: z.unknown().optional(),
   env: z.unknown().optional(),
 });
@@ -334,10 +358,14 @@ export function labelFromEnv(env: unknown): string | null {
   return null;
 }
 
-export function machineStatus(instance: Pick<WireInstance, 'actual_status' | 'intended_status' | 'cur_state' | 'next_state' | 'status_msg'>): MachineStatus {
+export function machineStatus(
+  instance: Pick<WireInstance, 'actual_status' | 'intended_status' | 'cur_state' | 'next_state' | 'status_msg'> & { is_bid?: boolean | null | undefined },
+): MachineStatus {
   const { actual_status: actual, intended_status: intended, cur_state: current, next_state: next } = instance;
-  // all three "stopped": outbid or stopped by the owner (storage still billed)
-  if (intended === 'stopped' && current === 'stopped' && (next ?? 'stopped') === 'stopped') return 'stopped';
+  // all three "stopped": outbid or stopped by the owner (storage still billed). We never stop an instance, so an
+  // interruptible one (is_bid) stopped so, or exited with stopped intended, was outbid: preempted
+  const outbid = instance.is_bid === true;
+  if (intended === 'stopped' && current === 'stopped' && (next ?? 'stopped') === 'stopped') return outbid ? 'preempted' : 'stopped';
   switch (actual ?? null) {
     case null:
     case 'loading':
@@ -348,7 +376,7 @@ export function machineStatus(instance: Pick<WireInstance, 'actual_status' | 'in
       return 'running';
     case 'exited':
       // Vast says exited never returns to running by itself, but a reboot passes through it: let the caller time out
-      return intended === 'stopped' ? 'stopped' : 'unknown';
+      return intended === 'stopped' ? (outbid ? 'preempted' : 'stopped') : 'unknown';
     default:
       return 'unknown';
   }

@@ -496,6 +496,7 @@ describe('vast instances: quirks, lifecycle', () => {
         bootStartedAt: Date.now(),
         rebootCount: 0,
         isBid: false,
+        bid: null,
         overrides: {},
       });
     }

@@ -8,6 +8,11 @@ import { defaultCatalog, type FakeVastOffer } from './catalog.ts';
  * operator filters, accept-an-ask, the two instance lists, destroy, reboot, and Vast's quirks
  * (one instance object under the plural `instances` key, env as a string or an object, errors that
  * still carry `new_contract`, plain-text 429s without Retry-After, two spellings of "already gone").
+ * Interruptible instances: `price` on the create is the bid (compute only, storage billed beside it); a bid under
+ * the ask's `min_bid` makes the instance stopped and answers `invalid_price` with its `new_contract` (as dstack saw);
+ * an interruptible rental leaves the ask listed, and when the minimum bid rises over a bid (setMinBid) or an
+ * on-demand renter takes the ask, the instance is outbid: `cur_state`, `intended_status` and `next_state` all
+ * "stopped", `actual_status` "exited".
  */
 
 export interface RecordedRequest {
@@ -39,6 +44,8 @@ export interface FakeVastInstance {
   bootStartedAt: number;
   rebootCount: number;
   isBid: boolean;
+  /** The bid (`price`) of an interruptible instance, USD per hour; null on demand. */
+  bid: number | null;
   /** Fields a test forces into the wire record (actual_status, status_msg, ports ...). */
   overrides: Record<string, unknown>;
 }
@@ -83,6 +90,10 @@ export interface FakeVast {
   rateLimitNext(count: number, options?: { style?: 'text' | 'json'; method?: string; path?: RegExp }): void;
   hangNextCreate(count?: number): void;
   errorWithContractOnNextCreate(count?: number, status?: number): void;
+  /** The ask's minimum bid moves (its bidders' market): live interruptible instances bidding under it are outbid. */
+  setMinBid(offerId: number, minBid: number): void;
+  /** The interruptible instance is outbid now (someone bid more). */
+  outbid(instanceId: number): void;
   requestsTo(method: string, path: RegExp): RecordedRequest[];
   close(): Promise<void>;
 }
@@ -238,7 +249,7 @@ function renderInstance(state: FakeVastState, instance: FakeVastInstance): Recor
     cpu_ram: offer?.cpu_ram ?? null,
     disk_space: instance.disk,
     dph_base: offer?.dph_base ?? null,
-    dph_total: offer ? offer.dph_base + (offer.storage_cost * instance.disk) / 30 / 24 : null,
+    dph_total: offer ? (instance.bid ?? offer.dph_base) + (offer.storage_cost * instance.disk) / 30 / 24 : null,
     is_bid: instance.isBid,
     min_bid: offer?.min_bid ?? null,
     start_date: instance.bootStartedAt / 1000,
@@ -265,6 +276,13 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
     nextInstanceId: 7_000_001,
     lastSearchAt: null,
   };
+
+  /** Outbid: Vast stops the instance (all three states "stopped"); its disk stays, billed, until it is destroyed. */
+  function outbid(instance: FakeVastInstance): void {
+    if (!instance.isBid || instance.intended === 'stopped') return;
+    instance.intended = 'stopped';
+    instance.overrides.status_msg = 'Instance stopped: outbid';
+  }
 
   /** Bearer header, or the `api_key` query parameter some endpoints document. null when none was sent. */
   const credentialOf = (recorded: RecordedRequest): string | null => {
@@ -346,8 +364,11 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
     }
 
     const id = state.nextInstanceId++;
-    const erroring = state.erroringCreates.remaining > 0;
-    if (erroring) state.erroringCreates.remaining--;
+    const bid = typeof body.price === 'number' ? body.price : null;
+    // a bid under the ask's minimum: the instance is made stopped, and the answer is an error naming it
+    const underbid = bid !== null && bid < offer.min_bid;
+    const erroring = state.erroringCreates.remaining > 0 || underbid;
+    if (erroring && !underbid) state.erroringCreates.remaining--;
     state.instances.set(id, {
       id,
       offerId,
@@ -363,14 +384,22 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
       intended: erroring || body.target_state === 'stopped' ? 'stopped' : 'running',
       bootStartedAt: Date.now(),
       rebootCount: 0,
-      isBid: body.price !== undefined,
+      isBid: bid !== null,
+      bid,
       overrides: {},
     });
-    offer.rented = true;
+    // an interruptible rental leaves the ask listed; an on-demand one takes it, outbidding whoever bid on it
+    if (bid === null) {
+      offer.rented = true;
+      for (const other of state.instances.values()) if (other.offerId === offerId && other.isBid) outbid(other);
+    }
 
     if (state.hangingCreates > 0) {
       state.hangingCreates--;
       return; // the instance exists; the answer never comes
+    }
+    if (underbid) {
+      return send(res, 400, error('invalid_price', `instance created stopped: bid ${bid} is below the minimum bid ${offer.min_bid}`, { new_contract: id, ask_id: offerId }));
     }
     if (erroring) {
       return send(res, state.erroringCreates.status, error('invalid_price', 'instance created stopped: price below the host minimum', { new_contract: id, ask_id: offerId }));
@@ -445,7 +474,7 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
         if (!instance) return send(res, state.goneAnswer.status, error(state.goneAnswer.error, `instance ${id} not found`));
         state.instances.delete(id);
         const offer = state.offers.get(instance.offerId);
-        if (offer) offer.rented = false;
+        if (offer && !instance.isBid) offer.rented = false;
         return send(res, 200, { success: true });
       }
       if (method === 'PUT') {
@@ -539,6 +568,19 @@ export async function startFakeVast(options: { apiKey?: string; offers?: FakeVas
     },
     errorWithContractOnNextCreate(count = 1, status = 400) {
       state.erroringCreates = { remaining: state.erroringCreates.remaining + count, status };
+    },
+    setMinBid(offerId, minBid) {
+      const offer = state.offers.get(offerId);
+      if (!offer) throw new Error(`fake vast: no ask ${offerId}`);
+      offer.min_bid = minBid;
+      for (const instance of state.instances.values()) {
+        if (instance.offerId === offerId && instance.bid !== null && instance.bid < minBid) outbid(instance);
+      }
+    },
+    outbid(instanceId) {
+      const instance = state.instances.get(instanceId);
+      if (!instance?.isBid) throw new Error(`fake vast: no interruptible instance ${instanceId}`);
+      outbid(instance);
     },
     requestsTo(method, path) {
       return state.requests.filter((r) => r.method === method && path.test(r.path));

@@ -116,6 +116,12 @@ describe('vast mapping: instances', () => {
     [{ actual_status: 'exited', intended_status: 'running' }, 'unknown'],
     [{ actual_status: 'offline' }, 'unknown'],
     [{ actual_status: 'unknown' }, 'unknown'],
+    // interruptible: stopped by Vast (we never stop one) is outbid
+    [{ is_bid: true, actual_status: 'exited', intended_status: 'stopped', cur_state: 'stopped', next_state: 'stopped' }, 'preempted'],
+    [{ is_bid: true, actual_status: 'exited', intended_status: 'stopped' }, 'preempted'],
+    [{ is_bid: true, actual_status: 'running', intended_status: 'running', cur_state: 'running' }, 'running'],
+    [{ is_bid: true, actual_status: null }, 'provisioning'],
+    [{ is_bid: false, actual_status: 'exited', intended_status: 'stopped', cur_state: 'stopped', next_state: 'stopped' }, 'stopped'],
   ] as const)('%j -> %s', (wire, status) => {
     expect(machineStatus(wire)).toBe(status);
   });
