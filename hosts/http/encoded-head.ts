@@ -246,11 +246,13 @@ function gatherInto(parts: readonly Buffer[], into: Uint8Array): void {
 
 /**
  * Buffers for answers sent once, each back in the pool when its answer is written. About as many are out
- * as answers are being written at once; past MAX_FREE free ones, one given back is left to the collector.
+ * as answers are being written at once; free ones are kept up to MAX_FREE_BYTES (a few large answers, e.g.
+ * limit=1000, must not pin their buffers for good), past that one given back is left to the collector.
  */
 class SendBuffers {
-  private static readonly MAX_FREE = 64;
+  private static readonly MAX_FREE_BYTES = 8 * 1024 * 1024;
   private readonly free: Buffer[] = [];
+  private freeBytes = 0;
 
   take(length: number): Buffer {
     for (let i = this.free.length - 1; i >= 0; i--) {
@@ -258,6 +260,7 @@ class SendBuffers {
       if (buffer.length >= length) {
         this.free[i] = this.free[this.free.length - 1]!;
         this.free.pop();
+        this.freeBytes -= buffer.length;
         return buffer;
       }
     }
@@ -266,6 +269,8 @@ class SendBuffers {
   }
 
   give(buffer: Buffer): void {
-    if (this.free.length < SendBuffers.MAX_FREE) this.free.push(buffer);
+    if (this.freeBytes + buffer.length > SendBuffers.MAX_FREE_BYTES) return;
+    this.free.push(buffer);
+    this.freeBytes += buffer.length;
   }
 }
