@@ -2,16 +2,20 @@
  * Benchmark of one billing sweep pass over N running instances in N/10 accounts on PostgreSQL, every
  * instance with an hourly block due, beside a plain-SQL baseline doing the same writes (one ledger
  * entry per instance, advance every instance, debit every account, mark every machine seen) in the
- * same run. Sizes 10k, 30k and 100k show how the time grows. `npm run bench:sweep`.
+ * same run. Sizes 10k, 30k and 100k show how the time grows. Then one pass that starts 10,000 due
+ * reservations (issue 12) in 1,000 accounts, each a rental through RentalService.rent, beside a plain-SQL
+ * baseline doing the same writes set-based. `npm run bench:sweep`.
  */
 import os from 'node:os';
 import { pino } from 'pino';
 import { ManualClock } from '../adapters/clock/manual-clock.ts';
+import type { Offer } from '../core/market/offer.ts';
 import type { Machine, Provider } from '../core/ports/providers.ts';
 import { createControlPlane, type ControlPlane } from '../hosts/composition/control-plane.ts';
 import { freshPostgres, postgresReachable } from '../test/support/database.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,30000,100000').split(',').map(Number);
+const RESERVATIONS = Number(process.env.BENCH_RESERVATIONS ?? '10000');
 const T0 = new Date('2026-11-21T12:00:00.000Z');
 const DUE = new Date(T0.getTime() + 3_600_000 + 1_000);
 
@@ -118,6 +122,132 @@ async function measure(count: number, what: 'sweep' | 'baseline'): Promise<{ ms:
   }
 }
 
+/** A provider whose every offer is there, one H100 at $1.00 an hour, and whose machines run at once. */
+function reservationProvider(): Provider {
+  const made: Machine[] = [];
+  const offer = (offerId: string): Offer => ({
+    id: `bench:${offerId}`, provider: 'bench', gpuType: 'H100', gpuModel: 'H100 SXM5 80GB', gpuCount: 1, vramGb: 80, priceUsdPerHour: '1.00',
+    priceVerified: true, cpus: 16, ramGb: 128, diskGb: 500, downloadMbps: 1000, ports: 10, country: 'US', region: 'us-east',
+    dockerInDocker: false, mig: false, baremetal: false, virtualized: true, available: 1, attributes: {},
+  });
+  return {
+    name: 'bench',
+    machineOptions: [],
+    extraFilterKeys: [],
+    listOffers: async () => [],
+    isOfferId: () => true,
+    getOffer: async (offerId) => offer(offerId),
+    createMachine: async (request) => {
+      const machine: Machine = { machineId: `m${made.length}`, label: request.label, status: 'running', sshHost: '192.0.2.1', sshPort: 22, priceUsdPerHour: '1.00' };
+      made.push(machine);
+      return machine;
+    },
+    getMachine: async (id) => made[Number(id.slice(1))] ?? null,
+    listMachines: async () => made,
+    terminateMachine: async () => undefined,
+  };
+}
+
+/** N reservations due at DUE in N/10 accounts, each for 2 hours of a node at 100 cents an hour, held on its token. */
+async function seedReservations(plane: ControlPlane, count: number): Promise<void> {
+  const accounts = Math.max(1, Math.floor(count / 10));
+  const run = (sql: string, params: unknown[] = []) => plane.storage.execute(sql, params);
+  await run(
+    `insert into tenants (id, name, created_at, bootstrap_digest, bootstrap_expires_at, bootstrap_used_at)
+     select 'ten_b' || a, 'bench', ?, 'x', ?, ? from generate_series(0, ? - 1) a`,
+    [T0, T0, T0, accounts],
+  );
+  await run(
+    `insert into tokens (id, tenant_id, name, scopes, spend_limit_cents, committed_cents, max_rental_hours, expires_at, parent_id, ancestor_ids, created_at, revoked_at, secret_digest)
+     select 'tok_b' || a, 'ten_b' || a, null, '{read,rent}', 100000000, 200 * ((? - 1 - a) / ? + 1), null, null, null, '{}', ?, null, 'x'
+       from generate_series(0, ? - 1) a`,
+    [count, accounts, T0, accounts],
+  );
+  await run(`insert into accounts (tenant_id, balance_cents, created_at) select 'ten_b' || a, 10000000, ? from generate_series(0, ? - 1) a`, [T0, accounts]);
+  await run(
+    `insert into reservations (id, tenant_id, token_id, name, status, starts_at, hours, ends_at, node_id, search, gpu_type, gpu_count,
+                               quoted_per_gpu_cents, max_price_per_gpu_cents, rate_cents_per_hour, commitment_cents, template_id, ssh_key_id,
+                               idempotency_key, request_digest, instance_id, failure, claimed_at, created_at)
+     select 'res_b' || i, 'ten_b' || (i % ?), 'tok_b' || (i % ?), 'bench', 'scheduled', ?, 2, ?, 'bench:' || i, null, 'H100', 1,
+            100, null, 100, 200, null, null, null, 'x', null, null, null, ?
+       from generate_series(0, ? - 1) i`,
+    [accounts, accounts, DUE, new Date(DUE.getTime() + 2 * 3_600_000), T0, count],
+  );
+  await run('analyze');
+}
+
+/** The same writes as starting them, set-based with nothing decided: instances, first hours, balances, reservations, commitments. */
+async function reservationBaseline(plane: ControlPlane): Promise<void> {
+  await plane.storage.orm.em.fork().transactional(async (em) => {
+    await em.execute(
+      `insert into instances (id, tenant_id, token_id, node_id, provider, offer_id, name, status, gpu_type, gpu_count, rate_cents_per_hour,
+                              created_at, started_at, paid_until, window_ends_at, machine_id, idempotency_key, request_digest, charged_cents, commitment_cents, launch, ledger_note)
+       select 'ins_' || r.id, r.tenant_id, r.token_id, r.node_id, 'bench', r.id, r.name, 'running', r.gpu_type, r.gpu_count, r.rate_cents_per_hour,
+              ?, ?, ?::timestamptz + interval '1 hour', r.ends_at, 'm_' || r.id, r.id, 'x', r.rate_cents_per_hour, r.commitment_cents, 'created', 'reservation ' || r.id
+         from reservations r where r.status = 'scheduled' and r.starts_at <= ?`,
+      [DUE, DUE, DUE, DUE],
+    );
+    await em.execute(
+      `insert into ledger_entries (id, tenant_id, kind, amount_cents, balance_after_cents, reference, description, unique_key, created_at)
+       select 'led_' || r.id, r.tenant_id, 'rental_hour', -r.rate_cents_per_hour, 0, 'ins_' || r.id, 'first hour (reservation ' || r.id || ')', 'rent:ins_' || r.id, ?
+         from reservations r where r.status = 'scheduled' and r.starts_at <= ?`,
+      [DUE, DUE],
+    );
+    await em.execute(
+      `update accounts a set balance_cents = a.balance_cents - s.total
+         from (select tenant_id, sum(rate_cents_per_hour) as total from reservations where status = 'scheduled' and starts_at <= ? group by tenant_id) s
+        where a.tenant_id = s.tenant_id`,
+      [DUE],
+    );
+    await em.execute(
+      `update tokens t set committed_cents = t.committed_cents + s.delta
+         from (select token_id, sum(0) as delta from reservations where status = 'scheduled' and starts_at <= ? group by token_id) s
+        where t.id = s.token_id`,
+      [DUE],
+    );
+    await em.execute(`update reservations set status = 'active', instance_id = 'ins_' || id, commitment_cents = 0 where status = 'scheduled' and starts_at <= ?`, [DUE]);
+  });
+}
+
+async function measureReservations(count: number, what: 'sweep' | 'baseline'): Promise<number> {
+  const database = await freshPostgres();
+  const clock = new ManualClock(T0);
+  const plane = await createControlPlane(
+    {
+      storage: database.target,
+      operatorKeys: [],
+      rateLimits: { publicPerMinute: 1, perTokenPerMinute: 1 },
+      logLevel: 'silent',
+      market: { backgroundRefresh: false },
+      billing: { sweep: false, defaultMaxBurnCentsPerHour: null },
+    },
+    { clock, logger: pino({ level: 'silent' }), providers: [reservationProvider()] },
+  );
+  try {
+    await seedReservations(plane, count);
+    clock.set(DUE);
+    const started = performance.now();
+    if (what === 'sweep') {
+      const report = await plane.services.sweep.run();
+      if (report.reservationsStarted !== count || report.reservationsFailed !== 0 || report.errors.length > 0) {
+        throw new Error(`the pass did not start every reservation: ${JSON.stringify({ ...report, errors: report.errors.slice(0, 5) })}`);
+      }
+    } else {
+      await reservationBaseline(plane);
+    }
+    const ms = performance.now() - started;
+    const [check] = await plane.storage.execute<{ active: number; instances: number; entries: number }[]>(
+      `select (select count(*)::int from reservations where status = 'active') as active, (select count(*)::int from instances) as instances,
+              (select count(*)::int from ledger_entries where description like 'first hour (reservation res_%') as entries`,
+    );
+    if (check!.active !== count || check!.instances !== count || check!.entries !== count) throw new Error(`${what} left ${JSON.stringify(check)}`);
+    return ms;
+  } finally {
+    await plane.close();
+    await database.drop();
+  }
+}
+
 async function main(): Promise<void> {
   if (!(await postgresReachable())) {
     console.error('bench:sweep needs PostgreSQL on 127.0.0.1:5432');
@@ -135,6 +265,15 @@ async function main(): Promise<void> {
     );
   }
   console.log('\ngoals: 100k under 10 s, within 3x of the baseline, growing linearly');
+  if (RESERVATIONS > 0) {
+    console.log(`\none sweep pass starting every due reservation (a rental each), 10 reservations per account\n`);
+    console.log('reservations   accounts   sweep ms   baseline ms   ratio   sweep ms per 1k');
+    const base = await measureReservations(RESERVATIONS, 'baseline');
+    const pass = await measureReservations(RESERVATIONS, 'sweep');
+    console.log(
+      `${String(RESERVATIONS).padStart(12)}  ${String(RESERVATIONS / 10).padStart(9)}  ${pass.toFixed(0).padStart(9)}  ${base.toFixed(0).padStart(12)}  ${(pass / base).toFixed(2).padStart(6)}  ${((pass / RESERVATIONS) * 1000).toFixed(1).padStart(16)}`,
+    );
+  }
 }
 
 await main();

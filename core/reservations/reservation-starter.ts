@@ -68,6 +68,9 @@ export class ReservationStarter {
     // those to retry next pass are not taken up again in this one
     const retried: string[] = [];
     let refreshed = false;
+    // a token reserves many: read once a pass (the rental checks its chain again, under lock)
+    const tokens = new Map<string, Promise<Token | null>>();
+    const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
     for (;;) {
       const now = this.clock.now();
       const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), CLAIM_BATCH, retried));
@@ -77,7 +80,7 @@ export class ReservationStarter {
       refreshed = true;
       await inParallel(claimed, CONCURRENCY, async (reservation) => {
         try {
-          const outcome = await this.start(reservation, report);
+          const outcome = await this.start(reservation, await tokenOf(reservation.tokenId), report);
           if (outcome === 'started') report.started++;
           else if (outcome === 'failed') report.failed++;
           else if (outcome === 'retry') retried.push(reservation.id);
@@ -89,10 +92,9 @@ export class ReservationStarter {
     }
   }
 
-  private async start(reservation: Reservation, report: StartReport): Promise<Outcome> {
+  private async start(reservation: Reservation, caller: Token | null, report: StartReport): Promise<Outcome> {
     const now = this.clock.now();
     if (now.getTime() >= reservation.endsAt.getTime()) return this.fail(reservation, 'its window ended before a sweep could start it');
-    const caller = await this.storage.read((uow) => uow.tokens.findById(reservation.tokenId));
     if (!caller) return this.fail(reservation, 'the token that made it is gone');
     let last: unknown = null;
     let missed = false;
