@@ -13,12 +13,15 @@ import {
   type Provider,
   type ProviderFailureKind,
   type Rebootable,
+  type SpotMachineRequest,
+  type SpotMarket,
   type UpstreamVolume,
   type VolumeHost,
   type VolumeOffer,
 } from '../../../core/ports/providers.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
-import { RunpodHttpError, type RunpodClient } from './client.ts';
+import { divideDecimalDown, isPlainDecimal } from '../shared/decimal.ts';
+import { RunpodGraphqlError, RunpodHttpError, type RunpodClient } from './client.ts';
 import {
   CLOUDS,
   createPodBody,
@@ -35,14 +38,20 @@ import {
   parseGpuTypes,
   parseOfferId,
   parseSpecs,
+  parseSpotPrices,
   PodListWire,
   PodWire,
   PROVIDER_NAME,
+  RENT_SPOT_MUTATION,
   specFor,
+  spotPodInput,
+  SpotPodWire,
   specsQuery,
+  priceText,
   toMachine,
   toOffer,
   type Cloud,
+  type CreatePodInput,
 } from './mapping.ts';
 
 export interface RunpodSettings {
@@ -71,8 +80,12 @@ const fail = (kind: ProviderFailureKind, what: string, error: unknown): Provider
 
 const isNotFound = (error: unknown): boolean => statusOf(error) === 404;
 
-/** A 4xx is RunPod saying no; anything else leaves the outcome unknown or the provider unreachable. */
+/**
+ * A 4xx is RunPod saying no, and so are GraphQL errors (an HTTP 200 whose mutation did not run); anything else
+ * leaves the outcome unknown or the provider unreachable.
+ */
 const refusalOr = (otherwise: ProviderFailureKind) => (error: unknown): ProviderFailureKind => {
+  if (error instanceof RunpodGraphqlError) return 'rejected';
   const status = statusOf(error);
   return status !== null && status >= 400 && status < 500 ? 'rejected' : otherwise;
 };
@@ -89,7 +102,15 @@ const toVolume = (volume: NetworkVolumeWire): UpstreamVolume => ({
   status: 'available',
 });
 
-export class RunpodProvider implements Provider, Rebootable, VolumeHost {
+/** Decimals a bid per GPU is sent with: rounded down, so the whole machine never costs more than the bid. */
+const BID_DECIMALS = 8;
+
+/**
+ * Also a SpotMarket: spot prices per GPU from GraphQL's gpuTypes (secureSpotPrice, communitySpotPrice), spot pods
+ * by GraphQL podRentInterruptable at a bid per GPU, read back on v2 like any pod; an interrupted one is stopped
+ * (EXITED) and, marked ours as spot by SPOT_BID_ENV, reads preempted.
+ */
+export class RunpodProvider implements Provider, Rebootable, VolumeHost, SpotMarket {
   readonly name = PROVIDER_NAME;
   /** No `startup_script`: RunPod runs no script of ours at boot, only the container's command. */
   readonly machineOptions: readonly MachineOption[] = ['custom_image', 'registry_auth', 'command', 'env', 'ports', 'ssh_keys', 'volumes'];
@@ -110,14 +131,16 @@ export class RunpodProvider implements Provider, Rebootable, VolumeHost {
       const gpus = parseGpuTypes(await this.#client.rest('GET', '/v2/catalog/gpus', { retry: 'safe', ...(signal ? { signal } : {}) }));
       const counts = new Map<Cloud, number>(CLOUDS.map((cloud) => [cloud, Math.max(0, ...gpus.map((g) => maxCountIn(g, cloud)))]));
       if (![...counts.values()].some((max) => max > 0)) return [];
-      const specs = parseSpecs(await this.#client.graphql(specsQuery(counts), {}, signal));
+      const data = await this.#client.graphql(specsQuery(counts), {}, signal);
+      const specs = parseSpecs(data);
+      const spot = parseSpotPrices(data);
 
       const offers: Offer[] = [];
       for (const gpu of gpus) {
         for (const cloud of CLOUDS) {
           for (let count = 1; count <= maxCountIn(gpu, cloud); count += 1) {
             const key = { cloud, count, gpuTypeId: gpu.id };
-            const offer = toOffer(gpu, key, specFor(specs, key), this.#settings.diskGb);
+            const offer = toOffer(gpu, key, specFor(specs, key), this.#settings.diskGb, spot.get(gpu.id)?.[cloud] ?? null);
             if (offer) offers.push(offer);
           }
         }
@@ -147,17 +170,45 @@ export class RunpodProvider implements Provider, Rebootable, VolumeHost {
       }
       const gpu = GpuTypeWire.parse(body);
       if (key.count > maxCountIn(gpu, key.cloud)) return null;
-      const specs = parseSpecs(await this.#client.graphql(ONE_SPEC_QUERY, oneSpecVariables(key), signal));
-      return toOffer(gpu, key, specFor(specs, key, 'lowestPrice'), this.#settings.diskGb);
+      const data = await this.#client.graphql(ONE_SPEC_QUERY, oneSpecVariables(key), signal);
+      const spot = parseSpotPrices(data).get(gpu.id)?.[key.cloud] ?? null;
+      return toOffer(gpu, key, specFor(parseSpecs(data), key, 'lowestPrice'), this.#settings.diskGb, spot);
     } catch (error) {
       throw fail('unavailable', what, error);
     }
   }
 
-  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+  createMachine(request: CreateMachineRequest): Promise<Machine> {
+    return this.#create(request, `create a pod for ${request.label}`, async (input) => {
+      // No idempotency key upstream: only a 429 is retried; a lost answer is left to the reconciler.
+      const pod = PodWire.safeParse(await this.#client.rest('POST', '/v2/pods', { body: createPodBody(input), retry: 'once' }));
+      if (!pod.success) return null;
+      return toMachine(pod.data);
+    });
+  }
+
+  /**
+   * A spot pod at the bid: RunPod bids per GPU, so ours is divided by the count, rounded down. RunPod refuses a bid
+   * under its minimum with a GraphQL error (rejected); the pod is read back on v2 afterwards like any other.
+   */
+  async createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
+    const what = `create a spot pod for ${request.label} at ${request.bidUsdPerHour}`;
+    if (!isPlainDecimal(request.bidUsdPerHour)) throw new ProviderFailure(PROVIDER_NAME, 'rejected', `${what}: the bid is not a decimal USD amount`);
+    return this.#create(request, what, async (input) => {
+      const bidPerGpu = divideDecimalDown(request.bidUsdPerHour, input.key.count, BID_DECIMALS);
+      const data = SpotPodWire.safeParse(await this.#client.graphql(RENT_SPOT_MUTATION, { input: spotPodInput(input, bidPerGpu) }, undefined, 'once'));
+      if (!data.success) return null;
+      const pod = data.data.podRentInterruptable;
+      // no pod and no error: nothing was made
+      if (!pod) throw new ProviderFailure(PROVIDER_NAME, 'rejected', `${what}: RunPod made no pod`);
+      return { machineId: pod.id, label: input.label, status: 'provisioning', sshHost: null, sshPort: null, priceUsdPerHour: priceText(pod.costPerHr) };
+    });
+  }
+
+  /** The checks and side work of every create; `send` makes the pod, answering null when the answer cannot be read. */
+  async #create(request: CreateMachineRequest, what: string, send: (input: CreatePodInput) => Promise<Machine | null>): Promise<Machine> {
     const key = parseOfferId(request.offerId);
     if (!key) throw new ProviderFailure(PROVIDER_NAME, 'rejected', `create: "${request.offerId}" is not a RunPod offer id`);
-    const what = `create a pod for ${request.label}`;
     const refuse = (reason: string) => new ProviderFailure(PROVIDER_NAME, 'rejected', `${what}: ${reason}`);
     const unsupported = unsupportedOptions(request, this.machineOptions);
     if (unsupported.length > 0) throw refuse(`RunPod cannot carry out ${unsupported.join(', ')}`);
@@ -168,7 +219,7 @@ export class RunpodProvider implements Provider, Rebootable, VolumeHost {
 
     const volume = request.volumeIds[0] === undefined ? null : await this.#volumeToAttach(request.volumeIds[0], what);
     const registryId = request.registryAuth ? await this.#createRegistry(request.label, request.registryAuth, what) : null;
-    const body = createPodBody({
+    const input: CreatePodInput = {
       key,
       label: request.label,
       image: request.image ?? this.#settings.defaultImage,
@@ -179,20 +230,18 @@ export class RunpodProvider implements Provider, Rebootable, VolumeHost {
       command: request.command,
       registryId,
       volume,
-    });
-    let answer: unknown;
+    };
+    let machine: Machine | null;
     try {
-      // No idempotency key upstream: only a 429 is retried; a lost answer is left to the reconciler.
-      answer = await this.#client.rest('POST', '/v2/pods', { body, retry: 'once' });
+      machine = await send(input);
     } catch (error) {
       const failure = fail(refusalOr('ambiguous')(error), what, error);
       // only a definite refusal frees the credential; after a lost answer a pod may be pulling with it
       if (failure.kind === 'rejected' && registryId) await this.#deleteRegistry(registryId);
       throw failure;
     }
-    const pod = PodWire.safeParse(answer);
-    if (!pod.success) throw new ProviderFailure(PROVIDER_NAME, 'ambiguous', `${what}: the answer to a create was unreadable`);
-    return toMachine(pod.data);
+    if (!machine) throw new ProviderFailure(PROVIDER_NAME, 'ambiguous', `${what}: the answer to a create was unreadable`);
+    return machine;
   }
 
   /** The volume's data center, where the pod must be placed; a volume RunPod does not know is a refusal. */

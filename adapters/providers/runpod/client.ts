@@ -136,12 +136,15 @@ export class RunpodClient {
     return parseJson(response.text, `${method} ${path}`);
   }
 
-  /** A GraphQL query; resolves with `data`, throws RunpodGraphqlError when `errors` is present. */
-  async graphql(query: string, variables: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * A GraphQL query or mutation; resolves with `data`, throws RunpodGraphqlError when `errors` is present. A mutation
+   * that makes something passes `once`, as a REST create does.
+   */
+  async graphql(query: string, variables: Record<string, unknown>, signal?: AbortSignal, retry: RetryPolicy = 'safe'): Promise<unknown> {
     const what = 'POST /graphql';
     const response = await this.#withRetries(what, 'POST', new URL(this.#options.graphqlUrl), {
       body: { query, variables },
-      retry: 'safe',
+      retry,
       ...(signal ? { signal } : {}),
     });
     const body = parseJson(response.text, what) as { data?: unknown; errors?: unknown } | undefined;

@@ -17,6 +17,12 @@ export const CLOUDS: readonly Cloud[] = ['SECURE', 'COMMUNITY'];
 /** The env var that carries our instance id inside the pod, beside the pod's `name`. */
 export const LABEL_ENV = 'CP_INSTANCE_ID';
 
+/**
+ * The env var that marks a spot pod we made, holding its bid per GPU: REST v2, where pods are read, states no
+ * interruptibility, and a spot pod RunPod interrupts reads as any stopped pod (EXITED) unless we know it is one.
+ */
+export const SPOT_BID_ENV = 'CP_SPOT_BID_PER_GPU';
+
 // ---------------------------------------------------------------------------------------------
 // Exact decimals
 
@@ -179,12 +185,15 @@ export function specsQuery(counts: ReadonlyMap<Cloud, number>): string {
       );
     }
   }
-  return `query RunpodOfferSpecs { gpuTypes { id ${fields.join(' ')} } }`;
+  return `query RunpodOfferSpecs { gpuTypes { id ${SPOT_FIELDS} ${fields.join(' ')} } }`;
 }
+
+/** Spot prices per GPU per cloud: GraphQL's gpuTypes has them (v2's catalog has none). */
+const SPOT_FIELDS = 'secureSpotPrice communitySpotPrice';
 
 /** The same question for one GPU type and one (cloud, count), for a live offer check. */
 export const ONE_SPEC_QUERY = `query RunpodOfferSpec($id: String, $lowest: GpuLowestPriceInput) {
-  gpuTypes(input: {id: $id}) { id lowestPrice(input: $lowest) ${SPEC_FIELDS} }
+  gpuTypes(input: {id: $id}) { id ${SPOT_FIELDS} lowestPrice(input: $lowest) ${SPEC_FIELDS} }
 }`;
 
 export const oneSpecVariables = (key: OfferKey) => ({
@@ -213,6 +222,22 @@ export function parseSpecs(data: unknown): SpecTable {
 export const specFor = (table: SpecTable, key: OfferKey, alias = specAlias(key.cloud, key.count)): LowestPriceWire | null =>
   table.get(key.gpuTypeId)?.get(alias) ?? null;
 
+/** GPU type id -> its spot price per GPU in each cloud, exact text; a missing, zero or unreadable one is none. */
+export type SpotTable = Map<string, { SECURE: string | null; COMMUNITY: string | null }>;
+
+export function parseSpotPrices(data: unknown): SpotTable {
+  const table: SpotTable = new Map();
+  const types = z.object({ gpuTypes: z.array(z.record(z.string(), z.unknown())).nullish() }).parse(data).gpuTypes ?? [];
+  const spot = (value: unknown): string | null => {
+    const text = typeof value === 'number' || typeof value === 'string' ? priceText(value) : null;
+    return text !== null && isPositive(text) ? text : null;
+  };
+  for (const type of types) {
+    if (typeof type.id === 'string') table.set(type.id, { SECURE: spot(type.secureSpotPrice), COMMUNITY: spot(type.communitySpotPrice) });
+  }
+  return table;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Offers
 
@@ -225,7 +250,7 @@ const wholeNumber = (value: number | null | undefined): number =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 
 /** One offer for a GPU type x count x cloud; null when that cloud does not rent this count. */
-export function toOffer(gpu: GpuTypeWire, key: OfferKey, spec: LowestPriceWire | null, diskGb: number): Offer | null {
+export function toOffer(gpu: GpuTypeWire, key: OfferKey, spec: LowestPriceWire | null, diskGb: number, spotPerGpu: string | null = null): Offer | null {
   if (key.gpuTypeId !== gpu.id || key.count < 1 || key.count > maxCountIn(gpu, key.cloud)) return null;
   const perGpu = priceText(key.cloud === 'SECURE' ? gpu.price.secure : gpu.price.community);
   if (perGpu === null) return null;
@@ -238,6 +263,8 @@ export function toOffer(gpu: GpuTypeWire, key: OfferKey, spec: LowestPriceWire |
     gpuCount: key.count,
     vramGb: gpu.memory,
     priceUsdPerHour: multiplyDecimal(perGpu, key.count),
+    // a spot pod bids per GPU: the whole machine's spot price is the count's
+    spotPriceUsdPerHour: spotPerGpu === null ? null : multiplyDecimal(spotPerGpu, key.count),
     // Both clouds bill RunPod's own list price; account discounts only ever lower it.
     priceVerified: true,
     // RunPod reports no size for a configuration out of stock: 0 means "not said".
@@ -314,12 +341,17 @@ function sshOf(pod: PodWire): { host: string; port: number } | null {
   return mapped ? { host: mapped.ip!, port: mapped.public! } : null;
 }
 
+/** Whether the pod is a spot pod of ours (see SPOT_BID_ENV). */
+export const isSpotPod = (pod: PodWire): boolean => typeof pod.env?.[SPOT_BID_ENV] === 'string';
+
 export function toMachine(pod: PodWire): Machine {
   const ssh = sshOf(pod);
+  const status = STATUS[pod.status ?? ''] ?? 'unknown';
   return {
     machineId: pod.id,
     label: labelOf(pod),
-    status: STATUS[pod.status ?? ''] ?? 'unknown',
+    // RunPod interrupts a spot pod by stopping it (EXITED, its volume kept); we never stop a pod ourselves
+    status: status === 'stopped' && isSpotPod(pod) ? 'preempted' : status,
     sshHost: ssh?.host ?? null,
     sshPort: ssh?.port ?? null,
     priceUsdPerHour: priceText(pod.cost),
@@ -348,14 +380,19 @@ export interface CreatePodInput {
   volume: { volumeId: string; dataCenter: string } | null;
 }
 
-export function createPodBody(input: CreatePodInput): Record<string, unknown> {
-  const { key, label, sshPublicKeys } = input;
-  // our id last, so a caller variable of the same name cannot hide the pod from the reconciler
-  const env: Record<string, string> = { ...input.env, [LABEL_ENV]: label };
+/** The pod's env: the caller's, the SSH keys, and our id last, so a caller variable of the same name cannot hide the pod. */
+function podEnv(input: CreatePodInput): Record<string, string> {
+  const env: Record<string, string> = { ...input.env, [LABEL_ENV]: input.label };
   // RunPod images append PUBLIC_KEY to authorized_keys (one key a line); startSsh keeps ours rather than the account's.
-  if (sshPublicKeys.length > 0) env.PUBLIC_KEY = sshPublicKeys.map((k) => k.trim()).join('\n');
+  if (input.sshPublicKeys.length > 0) env.PUBLIC_KEY = input.sshPublicKeys.map((k) => k.trim()).join('\n');
+  return env;
+}
+
+export function createPodBody(input: CreatePodInput): Record<string, unknown> {
+  const { key, sshPublicKeys } = input;
+  const env = podEnv(input);
   return {
-    name: label,
+    name: input.label,
     image: input.image,
     gpu: { id: key.gpuTypeId, count: key.count },
     cloud: key.cloud,
@@ -370,6 +407,41 @@ export function createPodBody(input: CreatePodInput): Record<string, unknown> {
       : {}),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Spot create: GraphQL podRentInterruptable (REST v2 has no spot create; v1's `interruptible` takes no bid)
+
+export const RENT_SPOT_MUTATION = `mutation RunpodSpotPod($input: PodRentInterruptableInput!) {
+  podRentInterruptable(input: $input) { id desiredStatus costPerHr }
+}`;
+
+/** The mutation's input: the pod as createPodBody makes it, in GraphQL's flat shape, at `bidPerGpu` (exact text). */
+export function spotPodInput(input: CreatePodInput, bidPerGpu: string): Record<string, unknown> {
+  const { key, sshPublicKeys } = input;
+  const env = { ...podEnv(input), [SPOT_BID_ENV]: bidPerGpu };
+  return {
+    bidPerGpu: Number(bidPerGpu),
+    cloudType: key.cloud,
+    gpuTypeId: key.gpuTypeId,
+    gpuCount: key.count,
+    name: input.label,
+    imageName: input.image,
+    containerDiskInGb: input.diskGb,
+    volumeInGb: 0,
+    ports: [...new Set([22, ...input.ports])].map((port) => `${port}/tcp`).join(','),
+    env: Object.entries(env).map(([name, value]) => ({ key: name, value })),
+    startSsh: sshPublicKeys.length > 0,
+    ...(input.command !== null ? { dockerArgs: input.command } : {}),
+    ...(input.registryId !== null ? { containerRegistryAuthId: input.registryId } : {}),
+    ...(input.volume
+      ? { networkVolumeId: input.volume.volumeId, dataCenterId: input.volume.dataCenter, volumeMountPath: VOLUME_MOUNT_PATH }
+      : {}),
+  };
+}
+
+export const SpotPodWire = z.object({
+  podRentInterruptable: z.object({ id: z.string().min(1), costPerHr: z.union([z.number(), z.string()]).nullish() }).nullish(),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Network volumes and registry credentials: REST v2 /v2/network-volumes, /v2/registries

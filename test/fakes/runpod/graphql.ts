@@ -1,5 +1,5 @@
 /**
- * Just enough GraphQL for the fake: one query operation with variables, aliases, arguments
+ * Just enough GraphQL for the fake: one query or mutation operation with variables, aliases, arguments
  * (literals, objects, lists, $variables) and nested selections, executed against a small schema.
  * Anything it cannot parse or resolve becomes an entry in `errors`, as a GraphQL server answers.
  */
@@ -195,7 +195,16 @@ function execute(selections: Selection[], type: TypeDef, source: unknown, errors
       errors.push(`Field "${selection.name}" must not have a selection since it has no subfields.`);
       continue;
     }
-    const value = field.resolve(source, selection.args);
+    let value: unknown;
+    try {
+      value = field.resolve(source, selection.args);
+    } catch (error) {
+      // a resolver's refusal: the field is null and the message is in `errors`, as a GraphQL server answers
+      if (!(error instanceof GraphqlFailure)) throw error;
+      errors.push(error.message);
+      result[selection.alias] = null;
+      continue;
+    }
     const of = field.of;
     if (!of || value === null || value === undefined) result[selection.alias] = value ?? null;
     else if (Array.isArray(value)) result[selection.alias] = value.map((item) => execute(selection.selections!, of, item, errors));
@@ -204,19 +213,21 @@ function execute(selections: Selection[], type: TypeDef, source: unknown, errors
   return result;
 }
 
-/** Runs a query document; the answer is what a GraphQL server would put in a 200 body. */
+/** Runs a query (or, given its root, a mutation) document; the answer is what a GraphQL server would put in a 200 body. */
 export function runGraphql(
   root: TypeDef,
   query: unknown,
   variables: unknown,
+  mutationRoot?: TypeDef,
 ): { data?: Record<string, unknown> | null; errors?: { message: string }[] } {
   if (typeof query !== 'string' || query.trim() === '') return { errors: [{ message: 'Must provide query string.' }] };
   try {
     const vars = typeof variables === 'object' && variables !== null ? { ...(variables as Args) } : {};
     const { operation, selections } = new Parser(query, vars).document();
-    if (operation !== 'query') return { errors: [{ message: `This fake server only answers queries, not ${operation}.` }] };
+    const type = operation === 'query' ? root : operation === 'mutation' ? mutationRoot : undefined;
+    if (!type) return { errors: [{ message: `This fake server does not answer ${operation} operations.` }] };
     const errors: string[] = [];
-    const data = execute(selections, root, null, errors);
+    const data = execute(selections, type, null, errors);
     // Validation runs once over the document, so a bad field is reported once, not once per item.
     return errors.length > 0 ? { data: null, errors: [...new Set(errors)].map((message) => ({ message })) } : { data };
   } catch (error) {

@@ -6,12 +6,16 @@
  * authenticated REST answer and Retry-After on 429, GraphQL errors inside an HTTP 200, stock-less
  * lowestPrice with null size, cluster pods hidden from the pod list, 204 then 404 on delete.
  * Knobs let a test add latency, fail the next requests, hang a create, and read every request.
+ * Spot pods: GraphQL `podRentInterruptable` at `bidPerGpu` (refused with a GraphQL error under the type's spot
+ * price in that cloud, or where it has none); the pod then lives on v2 like any other, costing its bid, and is
+ * interrupted (stopped: EXITED, cost 0, no runtime) when the spot price rises over its bid (setSpotPrice) or on
+ * `interrupt`. v2 says nothing of bids: the fake keeps them beside the pods.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DATA_CENTERS, seedCatalog, type FakeCloud, type FakeGpuType, type StockLevel } from './catalog.ts';
-import { runGraphql, type Args, type TypeDef } from './graphql.ts';
+import { GraphqlFailure, runGraphql, type Args, type TypeDef } from './graphql.ts';
 
 export type { FakeGpuType } from './catalog.ts';
 
@@ -88,6 +92,10 @@ export interface FakeRunpodKnobs {
   graphqlErrorsNext(count: number, message?: string): void;
   /** Every provisioning pod becomes RUNNING, with a public 22/tcp mapping and direct SSH. */
   runPods(): void;
+  /** The type's spot price per GPU in a cloud moves (null: no spot market): spot pods there bidding under it are interrupted. */
+  setSpotPrice(gpuTypeId: string, cloud: FakeCloud, perGpu: number | null): void;
+  /** RunPod takes the spot pod back now (stopped, as an interruption is). */
+  interrupt(podId: string): void;
 }
 
 export interface SeedPodInput {
@@ -124,6 +132,8 @@ export interface FakeRunpodState {
   /** The catalog; tests may change prices, stock and counts in place. */
   catalog: FakeGpuType[];
   pods: Map<string, FakePod>;
+  /** The bid per GPU of each spot pod, by pod id: v2's Pod has no such field. */
+  spotBids: Map<string, number>;
   requests: FakeRunpodRequest[];
   /** A pod made outside the adapter (another tool, a person, a cluster). */
   seedPod(input: SeedPodInput): FakePod;
@@ -249,6 +259,26 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
         run(pod);
       }
     },
+    setSpotPrice(gpuTypeId, cloud, perGpu) {
+      const gpu = state.catalog.find((g) => g.id === gpuTypeId);
+      if (!gpu) throw new Error(`fake runpod: no GPU type ${gpuTypeId}`);
+      gpu.spotPrice[cloudKey(cloud)] = perGpu;
+      for (const [podId, bid] of state.spotBids) {
+        const pod = state.pods.get(podId);
+        if (pod && pod.gpu.id === gpuTypeId && pod.cloud === cloud && (perGpu === null || bid < perGpu)) interrupt(pod);
+      }
+    },
+    interrupt(podId) {
+      const pod = state.pods.get(podId);
+      if (!pod || !state.spotBids.has(podId)) throw new Error(`fake runpod: no spot pod ${podId}`);
+      interrupt(pod);
+    },
+  };
+
+  /** An interruption stops the pod: its container killed, its volume kept; the pod stays until terminated. */
+  const interrupt = (pod: FakePod): void => {
+    if (pod.status === 'EXITED' || pod.status === 'TERMINATED') return;
+    stop(pod);
   };
 
   const newPod = (input: {
@@ -295,7 +325,9 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
     pod.status = 'RUNNING';
     pod.actions = ['stop', 'restart', 'terminate'];
     pod.startedAt = new Date().toISOString();
-    pod.cost = gpu ? roundCost(gpu.price[cloudKey(pod.cloud)] * pod.gpu.count) : pod.cost;
+    const bid = state.spotBids.get(pod.id);
+    // a spot pod costs its bid
+    pod.cost = bid !== undefined ? roundCost(bid * pod.gpu.count) : gpu ? roundCost(gpu.price[cloudKey(pod.cloud)] * pod.gpu.count) : pod.cost;
     pod.runtime = { uptime: 0, ports: [{ private: 22, public: publicPort, type: 'tcp', ip }], gpus: [] };
     pod.ssh.direct = pod.ports.includes('22/tcp')
       ? { host: ip, port: publicPort, username: 'root', command: `ssh root@${ip} -p ${publicPort}` }
@@ -316,6 +348,7 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
     registries: new Map(),
     catalog: seedCatalog(),
     pods: new Map(),
+    spotBids: new Map(),
     requests: [],
     seedPod(input) {
       const gpu = state.catalog.find((g) => g.id === (input.gpuTypeId ?? 'NVIDIA GeForce RTX 4090'))!;
@@ -468,6 +501,7 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
     if (pod.cluster) return problem(409, 'pod belongs to a cluster; manage it through /v2/clusters/{id}');
     if (method === 'DELETE' && !action) {
       state.pods.delete(id);
+      state.spotBids.delete(id);
       return new Reply(204, undefined);
     }
     if (method === 'PATCH' && !action) {
@@ -487,6 +521,7 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       if (!pod.actions.includes(verb)) return problem(409, `cannot ${verb} a pod in status ${pod.status}`);
       if (verb === 'terminate') {
         state.pods.delete(id);
+        state.spotBids.delete(id);
         return new Reply(204, undefined);
       }
       if (verb === 'stop') stop(pod);
@@ -649,6 +684,8 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       name: { resolve: (p) => (p as FakePod).name },
       desiredStatus: { resolve: (p) => ((p as FakePod).status === 'EXITED' ? 'EXITED' : 'RUNNING') },
       costPerHr: { resolve: (p) => (p as FakePod).cost },
+      imageName: { resolve: (p) => (p as FakePod).image },
+      machineId: { resolve: (p) => `m-${(p as FakePod).id}` },
     },
   };
 
@@ -668,6 +705,87 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
         of: { name: 'User', fields: { pods: { of: podGql, resolve: () => [...state.pods.values()] } } },
         resolve: () => ({}),
       },
+    },
+  };
+
+  // ------------------------------------------------------------------------------- GraphQL spot create
+
+  /** PodRentInterruptableInput's fields, as runpod-python and dstack send them. */
+  const SPOT_INPUT: Record<string, 'string' | 'number' | 'int' | 'boolean' | 'env' | 'cloud' | 'strings'> = {
+    bidPerGpu: 'number', cloudType: 'cloud', gpuTypeId: 'string', gpuCount: 'int', name: 'string', imageName: 'string',
+    containerDiskInGb: 'int', volumeInGb: 'int', volumeMountPath: 'string', ports: 'string', env: 'env', dockerArgs: 'string',
+    startSsh: 'boolean', startJupyter: 'boolean', networkVolumeId: 'string', dataCenterId: 'string', countryCode: 'string',
+    containerRegistryAuthId: 'string', templateId: 'string', minVcpuCount: 'int', minMemoryInGb: 'int', supportPublicIp: 'boolean',
+    allowedCudaVersions: 'strings', minCudaVersion: 'string', minDownload: 'int', minUpload: 'int', volumeKey: 'string',
+  };
+
+  /** GraphQL's own validation of an input object: an unknown field or a value of the wrong type is refused whole. */
+  const checkSpotInput = (input: unknown): Args => {
+    if (!isObject(input)) throw new GraphqlFailure('Variable "$input" of required type "PodRentInterruptableInput!" was not provided.');
+    for (const [field, value] of Object.entries(input)) {
+      const kind = SPOT_INPUT[field];
+      if (!kind) throw new GraphqlFailure(`Field "${field}" is not defined by type "PodRentInterruptableInput".`);
+      if (value === null) continue;
+      const ok =
+        kind === 'string' ? typeof value === 'string'
+        : kind === 'number' ? typeof value === 'number' && Number.isFinite(value)
+        : kind === 'int' ? Number.isInteger(value)
+        : kind === 'boolean' ? typeof value === 'boolean'
+        : kind === 'cloud' ? value === 'SECURE' || value === 'COMMUNITY' || value === 'ALL'
+        : kind === 'strings' ? Array.isArray(value) && value.every((v) => typeof v === 'string')
+        : Array.isArray(value) && value.every((e) => isObject(e) && typeof e.key === 'string' && typeof e.value === 'string');
+      if (!ok) throw new GraphqlFailure(`Field "${field}" of type "PodRentInterruptableInput" has an invalid value: ${JSON.stringify(value)}.`);
+    }
+    for (const field of ['bidPerGpu', 'gpuTypeId']) {
+      if (input[field] === undefined || input[field] === null) throw new GraphqlFailure(`Field "PodRentInterruptableInput.${field}" of required type was not provided.`);
+    }
+    return input;
+  };
+
+  const rentInterruptable = (raw: unknown): FakePod => {
+    const input = checkSpotInput(raw);
+    const gpu = state.catalog.find((g) => g.id === input.gpuTypeId);
+    if (!gpu) throw new GraphqlFailure(`There is no GPU type ${String(input.gpuTypeId)}.`);
+    const count = (input.gpuCount as number | undefined) ?? 1;
+    const bid = input.bidPerGpu as number;
+    const wanted = (input.cloudType as string | undefined) ?? 'ALL';
+    const clouds: FakeCloud[] = wanted === 'ALL' ? ['COMMUNITY', 'SECURE'] : [wanted as FakeCloud];
+    const volume = typeof input.networkVolumeId === 'string' ? state.networkVolumes.get(input.networkVolumeId) : undefined;
+    if (typeof input.networkVolumeId === 'string' && !volume) throw new GraphqlFailure(`Network volume ${input.networkVolumeId} not found.`);
+    if (volume && !clouds.includes('SECURE')) throw new GraphqlFailure('Network volumes can only be attached to Secure Cloud pods.');
+    if (typeof input.containerRegistryAuthId === 'string' && !state.registries.has(input.containerRegistryAuthId)) {
+      throw new GraphqlFailure(`Container registry auth ${input.containerRegistryAuthId} not found.`);
+    }
+    const dataCenters = volume ? [volume.dataCenter] : typeof input.dataCenterId === 'string' ? [input.dataCenterId] : undefined;
+    const cloud = clouds.find((c) => (volume ? c === 'SECURE' : true) && gpu.spotPrice[cloudKey(c)] !== null && stockFor(gpu, c, count, dataCenters) !== null);
+    if (!cloud) throw new GraphqlFailure('There are no longer any instances available with the requested specifications. Please refresh and try again.');
+    const minimum = gpu.spotPrice[cloudKey(cloud)]!;
+    if (bid < minimum) throw new GraphqlFailure(`Your bid of $${bid}/GPU/hr is below the current minimum bid of $${minimum}/GPU/hr for this GPU type.`);
+    const env = Object.fromEntries(((input.env as { key: string; value: string }[] | undefined) ?? []).map((e) => [e.key, e.value]));
+    const ports = typeof input.ports === 'string' && input.ports !== '' ? input.ports.split(',') : [];
+    if (ports.some((p) => !/^\d{1,5}\/(tcp|http|udp)$/.test(p))) throw new GraphqlFailure(`Invalid ports "${String(input.ports)}".`);
+    const pod = newPod({
+      name: typeof input.name === 'string' ? input.name : 'my pod',
+      image: typeof input.imageName === 'string' ? input.imageName : 'runpod/base:0.6.2',
+      gpu: { id: gpu.id, count },
+      cloud,
+      env,
+      ports,
+      disk: (input.containerDiskInGb as number | undefined) ?? 50,
+      args: typeof input.dockerArgs === 'string' ? input.dockerArgs : '',
+      dataCenterId: gpu.dataCenterIds.find((dc) => !dataCenters || dataCenters.includes(dc)) ?? null,
+      cost: roundCost(bid * count),
+    });
+    pod.registry = typeof input.containerRegistryAuthId === 'string' ? input.containerRegistryAuthId : null;
+    if (volume) pod.mounts = { network: [{ volumeId: volume.id, path: typeof input.volumeMountPath === 'string' ? input.volumeMountPath : '/workspace' }] };
+    state.spotBids.set(pod.id, bid);
+    return pod;
+  };
+
+  const mutationGql: TypeDef = {
+    name: 'Mutation',
+    fields: {
+      podRentInterruptable: { of: podGql, resolve: (_, args) => rentInterruptable(args.input) },
     },
   };
 
@@ -762,7 +880,7 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
     if (method !== 'POST' || !isObject(body)) return new Reply(400, { errors: [{ message: 'POST a JSON body with a query' }] });
     const injected = graphqlErrors.shift();
     if (injected !== undefined) return ok({ data: null, errors: [{ message: injected, path: ['gpuTypes'] }] });
-    return ok(runGraphql(queryGql, body.query, body.variables));
+    return ok(runGraphql(queryGql, body.query, body.variables, mutationGql));
   };
 
   const readBody = async (req: IncomingMessage): Promise<unknown> => {

@@ -149,6 +149,10 @@ describe('runpod wire to ours', () => {
     expect(toMachine({ id: 'p2', status: 'STARTING' }).status).toBe('provisioning');
     expect(toMachine({ id: 'p3', status: 'TERMINATED' }).status).toBe('terminated');
     expect(toMachine({ id: 'p4', status: 'SOMETHING_NEW' })).toMatchObject({ status: 'unknown', label: null, sshHost: null, priceUsdPerHour: null });
+    // a stopped pod is preempted only when it is a spot pod of ours (RunPod interrupts one by stopping it)
+    expect(toMachine({ id: 'p5', status: 'EXITED' }).status).toBe('stopped');
+    expect(toMachine({ id: 'p6', status: 'EXITED', env: { CP_SPOT_BID_PER_GPU: '0.2' } }).status).toBe('preempted');
+    expect(toMachine({ id: 'p7', status: 'RUNNING', env: { CP_SPOT_BID_PER_GPU: '0.2' } }).status).toBe('running');
   });
 
   it('reads our label from the name first, then from the env var', () => {
