@@ -383,6 +383,8 @@ export interface CreatePodInput {
 /** The pod's env: the caller's, the SSH keys, and our id last, so a caller variable of the same name cannot hide the pod. */
 function podEnv(input: CreatePodInput): Record<string, string> {
   const env: Record<string, string> = { ...input.env, [LABEL_ENV]: input.label };
+  // only a spot create marks a pod as spot: a caller's variable of that name would make an on-demand pod read preempted
+  delete env[SPOT_BID_ENV];
   // RunPod images append PUBLIC_KEY to authorized_keys (one key a line); startSsh keeps ours rather than the account's.
   if (input.sshPublicKeys.length > 0) env.PUBLIC_KEY = input.sshPublicKeys.map((k) => k.trim()).join('\n');
   return env;

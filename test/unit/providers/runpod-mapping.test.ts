@@ -8,6 +8,7 @@ import {
   parseOfferId,
   priceText,
   toMachine,
+  createPodBody,
   toOffer,
   type Cloud,
   type GpuTypeWire,
@@ -153,6 +154,11 @@ describe('runpod wire to ours', () => {
     expect(toMachine({ id: 'p5', status: 'EXITED' }).status).toBe('stopped');
     expect(toMachine({ id: 'p6', status: 'EXITED', env: { CP_SPOT_BID_PER_GPU: '0.2' } }).status).toBe('preempted');
     expect(toMachine({ id: 'p7', status: 'RUNNING', env: { CP_SPOT_BID_PER_GPU: '0.2' } }).status).toBe('running');
+    const onDemand = createPodBody({
+      key: { cloud: 'SECURE', count: 1, gpuTypeId: 'NVIDIA L4' }, label: 'ins_a', image: 'x', diskGb: 10, sshPublicKeys: [],
+      env: { CP_SPOT_BID_PER_GPU: '1', KEEP: 'y' }, ports: [], command: null, registryId: null, volume: null,
+    });
+    expect(onDemand.env).toEqual({ KEEP: 'y', CP_INSTANCE_ID: 'ins_a' });
   });
 
   it('reads our label from the name first, then from the env var', () => {
