@@ -8,6 +8,7 @@ import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { sshKeygen } from '../support/ssh-keys.ts';
 
 /**
  * Reservations over HTTP (issue 12), on the test's clock: made (quoted, the cap commitment taken, no money
@@ -57,23 +58,26 @@ const usd = (cents: number) => (cents / 100).toFixed(2);
 
 /** Offers no test has used yet (each test takes its own, so capacity never runs out between tests). */
 const used = new Set<string>();
-async function fresh(filter: (o: Rated) => boolean = () => true): Promise<Rated[]> {
-  const offers = await world.offers((o) => o.rate >= 60 && o.rate <= 600);
+async function fresh(filter: (o: Rated) => boolean = (o) => o.rate >= 30 && o.rate <= 600): Promise<Rated[]> {
+  const offers = await world.offers();
   return offers.map((o) => ({ ...o, perGpu: perGpu(o) })).filter((o) => !used.has(o.id) && filter(o));
 }
-async function takeNode(filter?: (o: Rated) => boolean): Promise<Rated> {
-  const [node] = await fresh(filter);
+async function takeNode(filter: (o: Rated) => boolean = () => true): Promise<Rated> {
+  const [node] = await fresh((o) => o.rate >= 30 && o.rate <= 600 && filter(o));
   if (!node) throw new Error('no offer left for this test');
   used.add(node.id);
   return node;
 }
-/** A GPU type and count with several offers at distinct per-GPU prices, cheapest first; all taken by the caller. */
+/**
+ * Every offer of a GPU type and count (at least `size`, at distinct per-GPU prices, none used yet, the cheapest
+ * affordable), cheapest first; all taken by the caller.
+ */
 async function takeGroup(size: number): Promise<Rated[]> {
   const groups = new Map<string, Rated[]>();
-  for (const o of await fresh()) groups.set(`${o.gpuType}/${o.gpuCount}`, [...(groups.get(`${o.gpuType}/${o.gpuCount}`) ?? []), o]);
+  for (const o of await world.offers()) groups.set(`${o.gpuType}/${o.gpuCount}`, [...(groups.get(`${o.gpuType}/${o.gpuCount}`) ?? []), { ...o, perGpu: perGpu(o) }]);
   for (const offers of groups.values()) {
     const distinct = offers.filter((o, i) => i === 0 || o.perGpu > offers[i - 1]!.perGpu);
-    if (distinct.length < size || distinct.length !== offers.length) continue;
+    if (distinct.length < size || distinct.length !== offers.length || offers[0]!.rate > 600 || offers.some((o) => used.has(o.id))) continue;
     for (const o of offers) used.add(o.id);
     return offers;
   }
@@ -278,6 +282,26 @@ describe('the start, by the sweep', () => {
     expect(await reservation(token, made.id)).toMatchObject({ status: 'completed' });
   });
 
+  it("sets the machine up from the reservation's template and SSH key; a template deleted meanwhile fails it", async () => {
+    const { token } = await world.fundedTenant(50);
+    const saved = async (name: string) => (await call('POST', '/v1/ssh-keys', { token, body: { name, public_key: sshKeygen('ed25519').publicLine } })).body;
+    const [templateKey, ownKey] = [await saved('template'), await saved('own')];
+    const template = async () =>
+      (await call('POST', '/v1/templates', { token, body: { name: 'notebook', image: 'jupyter/base-notebook:latest', ssh_key_ids: [templateKey.id], env: { MODE: 'booked' }, termination_hours: 10 } })).body;
+    const [kept, deleted] = [await template(), await template()];
+    const made = (await reserve(token, { node_id: (await takeNode()).id, template_id: kept.id, ssh_key_id: ownKey.id })).body;
+    const doomed = (await reserve(token, { node_id: (await takeNode()).id, template_id: deleted.id })).body;
+    expect((await call('DELETE', `/v1/templates/${deleted.id}`, { token })).status).toBe(204);
+    await startOf(made);
+    const { instance_id } = await reservation(token, made.id);
+    // the window is the reservation's, not the template's 10 hours
+    expect(await instance(token, instance_id)).toMatchObject({ template_id: kept.id, ssh_key_id: ownKey.id, image: 'jupyter/base-notebook:latest', window_ends_at: made.ends_at });
+    const machine = (await world.sandbox.cloud.listMachines()).find((m) => m.label === instance_id)!;
+    expect(machine.options).toMatchObject({ sshPublicKeys: [ownKey.public_key], env: { MODE: 'booked' } });
+    expect(await reservation(token, doomed.id)).toMatchObject({ status: 'failed', instance_id: null, failure: expect.stringContaining(deleted.id) });
+    expect(await committed(token)).toBe(2 * (await reservation(token, made.id)).rate_cents_per_hour);
+  });
+
   it('fails while funds are short: nothing charged, the commitment released', async () => {
     const node = await takeNode();
     const { token } = await world.fundedTenant(usd(node.rate - 1));
@@ -478,7 +502,8 @@ describe('cancelling', () => {
 describe('spend caps', () => {
   it('a capped token cannot reserve beyond its cap, and its reservations and rentals together stay within it', async () => {
     const root = await world.fundedTenant(500);
-    const node = await takeNode();
+    const cheaper = await takeNode();
+    const node = await takeNode((o) => o.rate >= cheaper.rate);
     const cap = 5 * node.rate;
     const agent = (await call('POST', '/v1/tokens', { token: root.token, body: { scopes: ['read', 'rent'], spend_limit_usd: usd(cap), max_rental_hours: 4 } })).body;
     expect((await reserve(agent.token, { node_id: node.id, hours: 5 })).status).toBe(422);
@@ -490,7 +515,6 @@ describe('spend caps', () => {
     expect(await committed(agent.token)).toBe(4 * node.rate);
     const dearer = await takeNode((o) => o.rate > node.rate);
     expect((await world.rent(agent.token, { node_id: dearer.id, termination_hours: 1 })).status).toBe(402);
-    const cheaper = await takeNode((o) => o.rate <= node.rate);
     expect((await world.rent(agent.token, { node_id: cheaper.id, termination_hours: 1 })).status).toBe(201);
     expect(await committed(agent.token)).toBe(4 * node.rate + cheaper.rate);
     expect(await committed(agent.token)).toBeLessThanOrEqual(cap);
