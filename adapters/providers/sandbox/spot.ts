@@ -53,20 +53,29 @@ export class SpotModel {
   /** Fractions of the hour last asked, per catalog index (NaN: not worked out yet); a listing asks for every offer. */
   #cache: { hour: number; fractions: Float64Array } | null = null;
   readonly #size: number;
+  /** Per offer, once: whether it has a spot market, and the key of its shocks (so a shock hashes two words, not four). */
+  readonly #markets: Uint8Array;
+  readonly #shockKeys: Uint32Array;
 
   constructor(seed: number, offers: number) {
     this.#seed = seed;
     this.#size = offers;
+    this.#markets = new Uint8Array(offers);
+    this.#shockKeys = new Uint32Array(offers);
+    for (let index = 0; index < offers; index++) {
+      this.#markets[index] = new Rng(hash32(seed, index, SPOT_SALT)).chance(SPOT_SHARE) ? 1 : 0;
+      this.#shockKeys[index] = hash32(seed, index, SHOCK_SALT);
+    }
   }
 
   /** Whether the generated offer at `index` has a spot market (a test may still give one to any offer). */
   hasMarket(index: number): boolean {
-    return new Rng(hash32(this.#seed, index, SPOT_SALT)).chance(SPOT_SHARE);
+    return this.#markets[index] === 1;
   }
 
   /** This hour's shock for the offer, uniform in [-1, 1). */
   #shock(index: number, hour: number): number {
-    return (hash32(this.#seed, index, hour, SHOCK_SALT) / 2 ** 32) * 2 - 1;
+    return (hash32(this.#shockKeys[index]!, hour) / 2 ** 32) * 2 - 1;
   }
 
   #fraction(index: number, hour: number): number {
