@@ -99,7 +99,13 @@ export class ReservationStarter {
     let last: unknown = null;
     let missed = false;
     const tried = new Set<string>();
-    for (let next = await this.firstNode(reservation); next !== null && tried.size < MAX_NODES_TRIED; next = await this.nextNode(reservation, tried)) {
+    // a search the market cannot run now (its provider no longer enabled, the market down) decides like a rental's error
+    const choose = (choice: () => Promise<string | null>) =>
+      choice().catch((error: unknown) => {
+        [last, missed] = [error, false];
+        return null;
+      });
+    for (let next = await choose(() => this.firstNode(reservation)); next !== null && tried.size < MAX_NODES_TRIED; next = await choose(() => this.nextNode(reservation, tried))) {
       tried.add(next);
       try {
         await this.rentals.rent(caller, this.requestFor(reservation, next, now), this.adoption(reservation));

@@ -456,6 +456,19 @@ describe('a node that is gone, and a search, at the start', () => {
   });
 });
 
+describe('a search with nothing left at the start', () => {
+  it('fails saying so, nothing charged, the commitment released', async () => {
+    const { token } = await world.fundedTenant(50);
+    const group = await takeGroup(2);
+    const made = (await reserve(token, { search: { gpu_type: group[0]!.gpuType, gpu_count: group[0]!.gpuCount } })).body;
+    for (const offer of group) await world.sandbox.cloud.withdrawOffer(offerIdOf(offer.id));
+    await startOf(made);
+    expect(await reservation(token, made.id)).toMatchObject({ status: 'failed', instance_id: null, failure: expect.stringMatching(/no node matches its search at or under/) });
+    expect(await committed(token)).toBe(0);
+    expect((await world.balance(token)).balance_cents).toBe(5_000);
+  });
+});
+
 describe('cancelling', () => {
   it('before the start: cancelled, free, the commitment released, and it never starts', async () => {
     const { token } = await world.fundedTenant(50);
