@@ -118,7 +118,7 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
     defineRoute({
       method: 'get',
       path: '/v1/billing/ledger',
-      operationId: 'getLedger',
+      operationId: 'listLedger',
       summary: 'Ledger entries, newest first; they sum to the balance',
       tags: ['billing'],
       access: billing,

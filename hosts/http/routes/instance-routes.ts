@@ -34,7 +34,7 @@ export function instanceRoutes(rentals: RentalService, templateNode: TemplateNod
     defineRoute({
       method: 'post',
       path: '/v1/instances',
-      operationId: 'createInstance',
+      operationId: 'rentInstance',
       summary: 'Rent a node from GET /v1/gpus; the first hour is charged now',
       tags: ['instances'],
       access: rent,
@@ -111,7 +111,7 @@ export function instanceRoutes(rentals: RentalService, templateNode: TemplateNod
     defineRoute({
       method: 'post',
       path: '/v1/instances/{instance_id}/schedule-removal',
-      operationId: 'scheduleInstanceRemoval',
+      operationId: 'scheduleRemoval',
       summary: 'Set when the machine removes itself; the last block is charged pro rata',
       tags: ['instances'],
       access: rent,
@@ -128,7 +128,7 @@ export function instanceRoutes(rentals: RentalService, templateNode: TemplateNod
     defineRoute({
       method: 'delete',
       path: '/v1/instances/{instance_id}/schedule-removal',
-      operationId: 'cancelInstanceRemoval',
+      operationId: 'cancelScheduledRemoval',
       summary: 'Cancel the scheduled removal',
       tags: ['instances'],
       access: rent,
