@@ -8,6 +8,7 @@ import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
 import { initPgliteDirectory, pgliteStartParams } from './pglite.ts';
+import { refuseNewerSchema, underAdvisoryLock } from './migration-lock.ts';
 import { MikroAccountStore } from './stores/account-store.ts';
 import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
@@ -90,7 +91,7 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */
-function lockKey(name: string): string {
+export function lockKey(name: string): string {
   let hash = 0xcbf29ce484222325n;
   for (const byte of Buffer.from(`gpu-control-plane:${name}`)) hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0x7fffffffffffffffn;
   return hash.toString();
@@ -109,8 +110,13 @@ export class MikroStorage implements Storage {
   /** Opens the database and brings its schema up to the latest migration. */
   static async open(target: StorageTarget): Promise<MikroStorage> {
     const orm = await openOrm(target);
-    try {
+    const migrate = async () => {
+      await refuseNewerSchema(orm);
       await orm.migrator.up();
+    };
+    try {
+      // a PGlite directory belongs to one process; PostgreSQL may have several replicas starting at once
+      await (target.kind === 'postgres' ? underAdvisoryLock(target.url, lockKey('migrations'), migrate) : migrate());
     } catch (error) {
       await orm.close(true);
       throw error;
