@@ -8,6 +8,7 @@ import { BOOTSTRAP_SECRET_LIFETIME_MS, type Tenant } from './tenant.ts';
 import { administers, isActive, maxRentalHours, remainingCents, type Token } from './token.ts';
 import { childTokenTerms, rootTokenTerms, type TokenRequest, type TokenTerms } from './token-terms.ts';
 import { TokenCache } from './token-cache.ts';
+import type { RevocationFeed } from '../ports/revocations.ts';
 
 export const TOKEN_SECRET_PREFIX = 'gcp';
 const BOOTSTRAP_SECRET_PREFIX = 'gcpboot';
@@ -51,14 +52,20 @@ export class TenancyService {
   private readonly ids: Ids;
   private readonly secrets: Secrets;
   private readonly recent: TokenCache;
+  private readonly revocations: RevocationFeed | null;
 
-  /** `tokenCacheMs`: how long an authenticated token row is reused (default 5 s; 0 reads it every time). */
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tokenCacheMs?: number }) {
+  /**
+   * `tokenCacheMs`: how long an authenticated token row is reused (default 5 s; 0 reads it every time).
+   * `revocations`: shared by the replicas, so a revocation anywhere empties every replica's cache of it at once.
+   */
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tokenCacheMs?: number; revocations?: RevocationFeed }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
     this.secrets = deps.secrets;
     this.recent = new TokenCache(deps.clock, deps.tokenCacheMs ?? 5_000);
+    this.revocations = deps.revocations ?? null;
+    this.revocations?.subscribe((tokenIds) => (tokenIds === null ? this.recent.clear() : this.recent.forget(tokenIds)));
   }
 
   async createTenant(name: string): Promise<{ tenant: Tenant; bootstrapSecret: string; bootstrapExpiresAt: Date }> {
@@ -207,6 +214,7 @@ export class TenancyService {
     });
     // after the commit: forgotten earlier, a concurrent request could cache the row as it was
     this.recent.forget(revoked);
+    if (revoked.length > 0) await this.revocations?.publish(revoked);
   }
 
   private newTokenSecret(): { ids: Pick<Token, 'id' | 'secretDigest'>; bearer: string } {

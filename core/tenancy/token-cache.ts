@@ -3,8 +3,8 @@ import type { Token } from './token.ts';
 
 /**
  * Recently authenticated tokens, so a busy caller does not cost a database read per request. An entry
- * lives `ttlMs` on the clock; revocation in this process removes it at once, while another replica's
- * revocation reaches this one within `ttlMs`. The secret is still checked against the stored digest and
+ * lives `ttlMs` on the clock; revocation in this process removes it at once, another replica's through
+ * a RevocationFeed when there is one (Redis), and within `ttlMs` at the latest in any case. The secret is still checked against the stored digest and
  * the expiry against the clock on every request; only the row is reused.
  */
 export class TokenCache {
@@ -37,5 +37,9 @@ export class TokenCache {
 
   forget(tokenIds: readonly string[]): void {
     for (const id of tokenIds) this.entries.delete(id);
+  }
+
+  clear(): void {
+    this.entries.clear();
   }
 }

@@ -16,6 +16,8 @@ export interface ControlPlaneConfig {
   logLevel: string;
   /** How long an authenticated token is reused before its row is read again (default 5000 ms; 0: every time). */
   tokenCacheMs?: number;
+  /** Redis shared by the replicas (rate-limit counters, revocations); without it each process keeps its own. */
+  redis?: { url: string; prefix?: string };
   /** The upstream clouds to list and rent from. Default: the sandbox alone. */
   providers?: ProviderSetting[];
   market?: MarketConfig;
@@ -90,6 +92,11 @@ const EnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   OPERATOR_RATE_LIMIT_PER_MINUTE: positiveInt(600),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+  REDIS_URL: z
+    .url()
+    .refine((url) => /^rediss?:\/\//.test(url), 'must be a redis:// or rediss:// URL')
+    .optional(),
+  REDIS_PREFIX: z.string().min(1).max(100).default('gcp:'),
   SWEEP: z.enum(['on', 'off']).default('on'),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\w+$/, 'must be a Stripe secret key (sk_test_…, sk_live_…)').optional(),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\w+$/, 'must be a Stripe webhook signing secret (whsec_…)').optional(),
@@ -165,6 +172,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE, operatorPerMinute: e.OPERATOR_RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
     tokenCacheMs: e.TOKEN_CACHE_SECONDS * 1000,
+    ...(e.REDIS_URL && { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX } }),
     providers,
     billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100, maxPaymentsPer24h: e.MAX_PAYMENTS_PER_24H },
     payments:

@@ -56,6 +56,7 @@ import { ReservationService } from '../../core/reservations/reservation-service.
 import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
 import { reservationRoutes } from '../http/routes/reservation-routes.ts';
 import { searchFilterOf } from '../http/schemas/catalog.ts';
+import { sharedState } from './redis.ts';
 
 /** Injection tokens of the container. */
 export const TOKENS = {
@@ -169,6 +170,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   // the embedded processor keeps its checkouts in our database, so an unpaid one outlives a restart
   const payments = overrides.payments ?? (await createPayments(paymentsConfig!, publicUrl, storage));
 
+  // rate-limit counters and revocations shared by the replicas; nothing waits for Redis to answer
+  const shared = config.redis ? sharedState(config.redis, logger) : null;
   const container = rootContainer.createChildContainer();
   container.register(TOKENS.config, { useValue: config });
   container.register(TOKENS.logger, { useValue: logger });
@@ -183,6 +186,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           ...basics(c),
           secrets: c.resolve<Secrets>(TOKENS.secrets),
           ...(config.tokenCacheMs !== undefined && { tokenCacheMs: config.tokenCacheMs }),
+          ...(shared && { revocations: shared.revocations }),
         }),
     ),
   });
@@ -395,7 +399,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   openApi = buildOpenApi(routes);
 
   const router = express.Router();
-  router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits: config.rateLimits }));
+  router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits: { ...config.rateLimits, ...(shared && { store: shared.rateLimitStore }) } }));
   router.use(errorHandler(logger));
 
   return {
@@ -410,6 +414,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     async close() {
       refreshJob?.stop();
       sweepJob?.stop();
+      await shared?.close();
       await storage.close();
       container.clearInstances();
     },
