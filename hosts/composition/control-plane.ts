@@ -29,6 +29,8 @@ import { loggableError } from '../http/error-log.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
 import type { RouteDef } from '../http/route.ts';
 import { buildRouter } from '../http/router.ts';
+import { rateLimiters } from '../http/rate-limit.ts';
+import { MCP_PATH, mcpEndpoint } from '../mcp/http-endpoint.ts';
 import { marketRoutes } from '../http/routes/market-routes.ts';
 import { billingRoutes } from '../http/routes/billing-routes.ts';
 import { instanceRoutes } from '../http/routes/instance-routes.ts';
@@ -398,8 +400,12 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   );
   openApi = buildOpenApi(routes);
 
+  const rateLimits = { ...config.rateLimits, ...(shared && { store: shared.rateLimitStore }) };
+  // one set of budgets for the REST routes and POST /mcp: a tool call spends what a request does
+  const limiters = rateLimiters(rateLimits);
   const router = express.Router();
-  router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits: { ...config.rateLimits, ...(shared && { store: shared.rateLimitStore }) } }));
+  router.all(MCP_PATH, mcpEndpoint({ routes, openApi, tenancy: services.tenancy, limiters, logger }));
+  router.use(buildRouter(routes, { tenancy: services.tenancy, operatorKeys: config.operatorKeys, rateLimits, limiters }));
   router.use(errorHandler(logger));
 
   return {

@@ -6,7 +6,7 @@ import type { Token } from '../../core/tenancy/token.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { readJsonBody } from './json-body.ts';
 import { operatorKeyMatcher } from './operator-keys.ts';
-import { rateLimiters, type RateLimitSettings } from './rate-limit.ts';
+import { rateLimiters, type RateLimiters, type RateLimitSettings } from './rate-limit.ts';
 import type { RouteDef } from './route.ts';
 import { sendRaw } from './raw-body.ts';
 import { parsePart } from './validation.ts';
@@ -15,13 +15,16 @@ export interface RouterDeps {
   tenancy: TenancyService;
   operatorKeys: readonly string[];
   rateLimits: RateLimitSettings;
+  /** Limiters shared with another endpoint (POST /mcp), so both spend one budget; made from rateLimits when absent. */
+  limiters?: RateLimiters;
 }
 
 export const OPERATOR_KEY_HEADER = 'x-service-operator-key';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-const bearerOf = (req: Request): string | null | undefined => {
+/** The bearer of a request: undefined without an Authorization header, null when it is not `Bearer <token>`. */
+export const bearerOf = (req: Request): string | null | undefined => {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
   return BEARER.exec(header)?.[1] ?? null;
@@ -140,7 +143,7 @@ function routeFinder(routes: readonly RouteDef[]): (method: string, path: string
  * A path no route has (or another method) goes on to the next handler: 404, 405 (error-handler.ts).
  */
 export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): RequestHandler {
-  const limiters = rateLimiters(deps.rateLimits);
+  const limiters = deps.limiters ?? rateLimiters(deps.rateLimits);
   const methodsOf = allowedMethods(routes);
   const find = routeFinder(routes);
   const queryOf = new Map(routes.filter((route) => route.query).map((route) => [route, queryParser(route)]));

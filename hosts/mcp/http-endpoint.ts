@@ -1,0 +1,95 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { DomainError } from '../../core/errors.ts';
+import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
+import type { Token } from '../../core/tenancy/token.ts';
+import { loggableError } from '../http/error-log.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import type { RateLimiters } from '../http/rate-limit.ts';
+import type { RouteDef } from '../http/route.ts';
+import { bearerOf } from '../http/router.ts';
+import { inProcessBackend } from './in-process.ts';
+import { createMcpServer, toolSet } from './mcp-server.ts';
+import { toolCatalog, type OpenApiDocument } from './tool-catalog.ts';
+
+export const MCP_PATH = '/mcp';
+
+export interface McpEndpointDeps {
+  routes: readonly RouteDef[];
+  openApi: object;
+  tenancy: TenancyService;
+  /** The REST routes' own limiters: a tool call spends the token's budget like a request does. */
+  limiters: RateLimiters;
+  logger: Logger;
+}
+
+const refuse = (res: Response, status: number, detail: string, challenge?: string): void => {
+  if (challenge) res.set('WWW-Authenticate', challenge);
+  res.status(status).json({ detail });
+};
+
+/**
+ * POST /mcp: the API's tools over MCP's Streamable HTTP, stateless: each request gets a new server and
+ * transport, answered as JSON (no session, no stream), so any replica answers any request. The bearer is the
+ * caller's token, as on the REST routes: it decides the tenant, the tools listed (its scopes) and the caps.
+ */
+export function mcpEndpoint(deps: McpEndpointDeps): RequestHandler {
+  const tools = toolSet(toolCatalog(deps.openApi as OpenApiDocument));
+  const routes = new Map(deps.routes.map((route) => [route.operationId, route]));
+  const onError = (error: unknown, tool: string) => deps.logger.error({ err: loggableError(error), tool }, 'mcp tool failed');
+
+  /** The caller, or false once a 401 or 429 has been sent. Failed bearers are counted per address, as on REST. */
+  async function admit(req: Request, res: Response): Promise<Token | false> {
+    const bearer = bearerOf(req);
+    let caller: Token | null = null;
+    let refused: string | null = null;
+    if (bearer === undefined) refused = 'missing Authorization header; send Authorization: Bearer <token>';
+    else if (bearer === null) refused = 'malformed Authorization header; send Authorization: Bearer <token>';
+    else {
+      try {
+        caller = await deps.tenancy.authenticate(bearer);
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        refused = error.message;
+      }
+    }
+    if (!(await (caller ? deps.limiters.byToken(caller.id, res) : deps.limiters.byAddress(req, res)))) return false;
+    if (!caller) {
+      refuse(res, 401, refused!, bearer ? 'Bearer error="invalid_token"' : 'Bearer');
+      return false;
+    }
+    return caller;
+  }
+
+  const readBody = (req: Request, res: Response): Promise<void> =>
+    new Promise((resolve, reject) => readJsonBody(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+
+  async function serve(req: Request, res: Response): Promise<void> {
+    const caller = await admit(req, res);
+    if (!caller) return;
+    await readBody(req, res);
+    const server = createMcpServer(tools, inProcessBackend(routes, caller), { onError });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS') {
+      res.set('Allow', 'POST').status(204).end();
+      return;
+    }
+    if (req.method !== 'POST') {
+      // stateless: no stream to open with GET, no session to end with DELETE
+      res.set('Allow', 'POST');
+      refuse(res, 405, `${req.method} is not allowed on ${MCP_PATH}: this MCP endpoint is stateless (no sessions, no server-sent stream); send JSON-RPC with POST`);
+      return;
+    }
+    serve(req, res).catch(next);
+  };
+}

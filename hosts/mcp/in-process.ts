@@ -1,0 +1,58 @@
+import type { Request, Response } from 'express';
+import { DomainError } from '../../core/errors.ts';
+import type { Token } from '../../core/tenancy/token.ts';
+import { toHttpError } from '../http/error-mapper.ts';
+import type { HandlerResult, RouteDef } from '../http/route.ts';
+import { parsePart } from '../http/validation.ts';
+import type { ApiCall, ApiOutcome, ToolBackend } from './mcp-server.ts';
+import type { ToolSpec } from './tool-catalog.ts';
+
+/**
+ * Handlers that look at the request read its headers only (Accept-Encoding): a tool call asks for no
+ * content coding, so the answer comes as plain JSON.
+ */
+const NO_HEADERS = { headers: {}, get: () => undefined } as unknown as Request;
+const NO_RESPONSE = {} as Response;
+
+/** The JSON of a handler's answer, whichever form it took. */
+function jsonOf(result: HandlerResult): unknown {
+  const raw = result.raw;
+  if (!raw) return result.body;
+  if ('text' in raw) return JSON.parse(raw.text);
+  if (raw.coding !== 'identity') throw new Error(`a handler answered ${raw.coding} to a call that asked for no coding`);
+  try {
+    return JSON.parse(raw.chunks.length === 1 ? raw.chunks[0]!.toString() : Buffer.concat(raw.chunks).toString());
+  } finally {
+    raw.sent?.();
+  }
+}
+
+/**
+ * Tool calls dispatched to the route table's own handlers for one authenticated token: the same scope check,
+ * the same validation of each part (parsePart) and the same use cases as the REST request would meet, with
+ * no HTTP in between. Expected outcomes come back as the status and `{detail}` the REST API answers.
+ */
+export function inProcessBackend(routes: ReadonlyMap<string, RouteDef>, caller: Token): ToolBackend {
+  return {
+    scopes: async () => caller.scopes,
+    async invoke(tool: ToolSpec, call: ApiCall): Promise<ApiOutcome> {
+      const route = routes.get(tool.operationId);
+      if (!route) throw new Error(`no route for ${tool.operationId}`);
+      try {
+        const access = route.access;
+        if ((access.kind === 'bearer' || access.kind === 'bearer-or-body') && access.scope && !caller.scopes.includes(access.scope)) {
+          throw new DomainError('SCOPE_REQUIRED', `this tool needs a token with the ${access.scope} scope`);
+        }
+        const params = route.params ? parsePart(route.params, call.params, 'path') : {};
+        const query = route.query ? parsePart(route.query, call.query, 'query') : {};
+        const body = route.body ? parsePart(route.body, call.body ?? {}, 'body') : undefined;
+        const result = await route.handle({ params, query, body, caller, req: NO_HEADERS, res: NO_RESPONSE });
+        return { status: result.status, body: jsonOf(result) };
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        const { status, body } = toHttpError(error);
+        return { status, body };
+      }
+    },
+  };
+}
