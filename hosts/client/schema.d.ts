@@ -1476,19 +1476,19 @@ export interface components {
              * @description Your saved SSH keys (POST /v1/ssh-keys) to install.
              * @default []
              */
-            ssh_key_ids: string[];
+            ssh_key_ids?: string[];
             /**
              * @description Environment variables: at most 100, each value at most 4096 bytes.
              * @default {}
              */
-            env: {
+            env?: {
                 [key: string]: string;
             };
             /**
              * @description Container ports to expose, each once (at most 32).
              * @default []
              */
-            ports: number[];
+            ports?: number[];
             /** @description A shell script run once the machine is up, at most 64 kB. */
             startup_script?: string | null;
             /** @description Shutdown window of rentals from this template, as on POST /v1/instances. */
@@ -1497,7 +1497,7 @@ export interface components {
              * @description Volumes to attach (checked when a machine is rented).
              * @default []
              */
-            volume_ids: string[];
+            volume_ids?: string[];
             search?: components["schemas"]["TemplateSearch"];
         };
         /** @description GET /v1/gpus filters (all but limit), as JSON values: the machine the template wants. */
@@ -1538,7 +1538,7 @@ export interface components {
              * @description Comma-separated key=value pairs (also !=, >=, <=, >, <) matched against the raw upstream fields of the providers that know the key (see each provider's extra_filter_keys); keys a provider does not know are listed in its ignored_filters.
              * @default
              */
-            extra_filters: string;
+            extra_filters?: string;
         };
         /** @description Fields left out are kept; null clears a nullable one; image_id or image replaces the other. */
         TemplateUpdate: {

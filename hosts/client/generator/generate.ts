@@ -63,7 +63,8 @@ async function main(): Promise<void> {
     const documentPath = join(work, 'openapi.json');
     writeFileSync(documentPath, JSON.stringify(await openApiDocument()));
     const output = check ? join(work, 'schema.d.ts') : target;
-    const result = spawnSync(process.execPath, [cli, documentPath, '--output', output, '--silent'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    // a field with a default is optional to send: the default non-nullable setting would make request bodies' defaults required
+    const result = spawnSync(process.execPath, [cli, documentPath, '--output', output, '--default-non-nullable=false'], { stdio: ['ignore', 'inherit', 'inherit'] });
     if (result.status !== 0) throw new Error(`openapi-typescript failed (${result.status ?? result.signal})`);
     if (!check) {
       console.log(`wrote ${relative(root, target)}`);
