@@ -25,6 +25,7 @@ import { MikroSshKeyStore } from './stores/ssh-key-store.ts';
 import { MikroTemplateStore } from './stores/template-store.ts';
 import { MikroVolumeStore } from './stores/volume-store.ts';
 import { MikroReservationStore } from './stores/reservation-store.ts';
+import { MikroSpotClaimStore } from './stores/spot-claim-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -88,6 +89,7 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   templates: new MikroTemplateStore(em),
   usage: new MikroUsageStore(em),
   reservations: new MikroReservationStore(em),
+  spotClaims: new MikroSpotClaimStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

@@ -1,6 +1,6 @@
 import type { Cents } from '../money.ts';
 import type { Instance } from '../rentals/instance.ts';
-import { costUntil, earliest, nextBoundary } from './charges.ts';
+import { earliest, instanceCostUntil, nextBoundary } from './charges.ts';
 
 /** How far ahead stops_at looks before it says "not within a year" (null). */
 const HORIZON_MS = 366 * 24 * 3_600_000;
@@ -24,7 +24,7 @@ export const removalAt = (instance: Instance): Date | null => earliest(instance.
 export function owedBy(instance: Instance, now: Date): Cents {
   if (instance.paidUntil.getTime() >= now.getTime()) return 0;
   const end = earliest(now, removalAt(instance))!;
-  return Math.max(0, costUntil(instance.rateCentsPerHour, instance.createdAt, end) - instance.chargedCents);
+  return Math.max(0, instanceCostUntil(instance, end) - instance.chargedCents);
 }
 
 /** A billed machine whose next hour block is due now and not paid: the sweep could not pay it from the balance. */
@@ -91,7 +91,7 @@ export function stopsAt(balanceCents: Cents, owedCents: Cents, running: readonly
     const at = due.paidUntil.getTime() < now.getTime() ? now : due.paidUntil;
     if (at.getTime() > horizon) return null;
     const boundary = nextBoundary(due.paidUntil, due.removal);
-    const charge = costUntil(due.i.rateCentsPerHour, due.i.createdAt, boundary) - due.charged;
+    const charge = instanceCostUntil(due.i, boundary) - due.charged;
     if (funds < charge) return at;
     funds -= charge;
     due.charged += charge;

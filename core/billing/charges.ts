@@ -9,21 +9,30 @@ export function startedMinutes(from: Date, to: Date): number {
   return ms <= 0 ? 0 : Math.ceil(ms / MINUTE_MS);
 }
 
+/** The minimum charge of a rental, in minutes: the first hour; a spot machine has none (DESIGN.md §12). */
+export const ON_DEMAND_MINIMUM_MINUTES = 60;
+export const SPOT_MINIMUM_MINUTES = 0;
+
 /**
- * What a rental costs in total for running `minutes`: ceil(rate * max(60, minutes) / 60). The first hour
- * is the minimum charge. Every charge and refund of an instance is the difference between this total at
- * two moments, so the sum of an instance's ledger entries always equals it exactly.
+ * What a rental costs in total for running `minutes`: ceil(rate * max(minimum, minutes) / 60). The minimum is
+ * the instance's (the first hour on demand, none for spot). Every charge and refund of an instance is the
+ * difference between this total at two moments, so the sum of an instance's ledger entries always equals it.
  */
-export function costForMinutes(rateCentsPerHour: Cents, minutes: number): Cents {
+export function costForMinutes(rateCentsPerHour: Cents, minutes: number, minimumMinutes: number = ON_DEMAND_MINIMUM_MINUTES): Cents {
   if (!Number.isSafeInteger(rateCentsPerHour) || rateCentsPerHour < 0) throw new RangeError(`rate must be whole cents >= 0, got ${rateCentsPerHour}`);
   if (!Number.isSafeInteger(minutes) || minutes < 0) throw new RangeError(`minutes must be a whole number >= 0, got ${minutes}`);
-  const billed = BigInt(Math.max(60, minutes));
+  if (!Number.isSafeInteger(minimumMinutes) || minimumMinutes < 0) throw new RangeError(`minimum must be a whole number of minutes >= 0, got ${minimumMinutes}`);
+  const billed = BigInt(Math.max(minimumMinutes, minutes));
   return Number((BigInt(rateCentsPerHour) * billed + 59n) / 60n);
 }
 
 /** The cost of a rental that started at `start` and is paid (or ran) up to `until`. */
-export const costUntil = (rateCentsPerHour: Cents, start: Date, until: Date): Cents =>
-  costForMinutes(rateCentsPerHour, startedMinutes(start, until));
+export const costUntil = (rateCentsPerHour: Cents, start: Date, until: Date, minimumMinutes: number = ON_DEMAND_MINIMUM_MINUTES): Cents =>
+  costForMinutes(rateCentsPerHour, startedMinutes(start, until), minimumMinutes);
+
+/** What an instance costs up to `until`, by its own rate and minimum. */
+export const instanceCostUntil = (instance: { rateCentsPerHour: Cents; createdAt: Date; minimumMinutes: number }, until: Date): Cents =>
+  costUntil(instance.rateCentsPerHour, instance.createdAt, until, instance.minimumMinutes);
 
 /**
  * The next moment a running rental is paid up to, from `paidUntil`: one hour on, or its removal time

@@ -12,6 +12,8 @@ export interface ReconcileCounts {
   goneUpstream: number;
   orphansTerminated: number;
   terminationsRetried: number;
+  /** Spot machines the provider took back: billing ended, the machine removed. */
+  preempted: number;
   errors: string[];
 }
 
@@ -76,6 +78,13 @@ export class Reconciler {
     }
     // not in the listing: asked by its id (a transient error is retried next pass, never taken for "gone")
     const machine = listed ?? (instance.machineId ? await provider.getMachine(instance.machineId) : null);
+    if (machine?.status === 'preempted') {
+      const ended = await this.endPreempted(instance);
+      if (ended) counts.preempted++;
+      // it may still exist upstream, stopped (its disk billed): removed now, or by the terminating branch next pass
+      if (ended?.status === 'terminating') await this.rentals.removeUpstream({ ...ended, machineId: ended.machineId ?? machine.machineId });
+      return;
+    }
     const now = this.clock.now();
     const pastDeadline = now.getTime() - instance.createdAt.getTime() >= this.provisioningDeadlineMs;
     const neverStarted = instance.startedAt === null && machine?.status !== 'running';
@@ -135,6 +144,23 @@ export class Reconciler {
       const ended = await this.rentals.endBilling(uow, locked, locked.lastSeenAt ?? locked.createdAt, 'terminating');
       await uow.instances.update({ ...ended, status: 'terminated' });
       return true;
+    });
+  }
+
+  /**
+   * A spot machine the provider took back: billed to the started minute up to when it was last seen running (no
+   * minimum), the rest of its paid block refunded, marked preempted; a machine that never ran costs nothing.
+   */
+  private async endPreempted(instance: Instance): Promise<Instance | null> {
+    return this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      await uow.accounts.lock(instance.tenantId, now);
+      const locked = await uow.instances.lock(instance.tenantId, instance.id);
+      if (!locked || !BILLED.has(locked.status)) return null;
+      const ended = await this.rentals.endBilling(uow, locked, locked.lastSeenAt ?? locked.createdAt, 'terminating', 'preempted: the provider took the spot machine back');
+      const preempted: Instance = { ...ended, preemptedAt: now };
+      await uow.instances.update(preempted);
+      return preempted;
     });
   }
 

@@ -36,6 +36,11 @@ export interface SweepReservations {
   startDue(): Promise<{ started: number; failed: number; errors: string[] }>;
 }
 
+/** The spot claim step of a pass: claims back to pending after a preemption, expired ones ended, pending ones rented (core/spot). */
+export interface SweepSpotClaims {
+  pass(): Promise<{ rented: number; expired: number; errors: string[] }>;
+}
+
 /** The payment steps of a pass: catch missed checkout webhooks, then auto-recharge. */
 export interface SweepPayments {
   settlePendingCheckouts(): Promise<CheckoutReport>;
@@ -54,6 +59,8 @@ export interface SweepReport {
   goneUpstream: number;
   orphansTerminated: number;
   terminationsRetried: number;
+  /** Spot machines found preempted: billing ended to the started minute, the rest refunded. */
+  preempted: number;
   /** Card checkouts settled by asking the processor (missed webhooks). */
   checkoutsSettled: number;
   /** Usage records posted to the ledger. */
@@ -63,6 +70,9 @@ export interface SweepReport {
   /** Reservations rented this pass, and those that could not be (nothing charged). */
   reservationsStarted: number;
   reservationsFailed: number;
+  /** Spot machines rented for claims this pass, and claims whose hours ended. */
+  spotClaimsRented: number;
+  spotClaimsExpired: number;
   autoRecharge: AutoRechargeReport;
   /** Items recorded for an operator to decide (a checkout paid with another amount). */
   conflicts: string[];
@@ -94,6 +104,7 @@ export class SweepService {
   private readonly metering: SweepMetering | null;
   private readonly volumes: SweepVolumes | null;
   private readonly reservations: SweepReservations | null;
+  private readonly spotClaims: SweepSpotClaims | null;
   private readonly reconciler: Reconciler;
 
   constructor(deps: {
@@ -106,8 +117,10 @@ export class SweepService {
     metering?: SweepMetering;
     volumes?: SweepVolumes;
     reservations?: SweepReservations;
+    spotClaims?: SweepSpotClaims;
   }) {
     this.reservations = deps.reservations ?? null;
+    this.spotClaims = deps.spotClaims ?? null;
     this.volumes = deps.volumes ?? null;
     this.payments = deps.payments ?? null;
     this.metering = deps.metering ?? null;
@@ -132,6 +145,8 @@ export class SweepService {
       ['removals', (r) => this.executeRemovals(r)],
       // before the blocks: a rental started now has paid its first hour already
       ['reservations', (r) => this.startReservations(r)],
+      // after the reconcilers (preempted machines ended) and the removals (machines past ends_at)
+      ['spot-claims', (r) => this.keepSpotClaims(r)],
       ['hour blocks', (r) => this.payBlocks(r)],
       // before any breaker looks at an account: a recharge pays the blocks still owed
       ['auto-recharge', (r) => this.autoRecharge(r)],
@@ -165,6 +180,14 @@ export class SweepService {
     report.reservationsStarted += started.started;
     report.reservationsFailed += started.failed;
     report.errors.push(...started.errors);
+  }
+
+  private async keepSpotClaims(report: SweepReport): Promise<void> {
+    if (!this.spotClaims) return;
+    const kept = await this.spotClaims.pass();
+    report.spotClaimsRented += kept.rented;
+    report.spotClaimsExpired += kept.expired;
+    report.errors.push(...kept.errors);
   }
 
   private async recordVolumeStorage(report: SweepReport): Promise<void> {
@@ -254,11 +277,14 @@ const emptyReport = (at: Date): SweepReport => ({
   goneUpstream: 0,
   orphansTerminated: 0,
   terminationsRetried: 0,
+  preempted: 0,
   checkoutsSettled: 0,
   usageSettled: 0,
   volumeHoursRecorded: 0,
   reservationsStarted: 0,
   reservationsFailed: 0,
+  spotClaimsRented: 0,
+  spotClaimsExpired: 0,
   autoRecharge: { attempted: 0, succeeded: 0, failed: 0, errors: [] },
   conflicts: [],
   errors: [],

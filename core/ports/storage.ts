@@ -10,6 +10,7 @@ import type { Cents } from '../money.ts';
 import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../metering/usage.ts';
 import type { ImageStore, SshKeyStore, TemplateStore } from './catalog-storage.ts';
 import type { ReservationStore } from './reservation-storage.ts';
+import type { SpotClaimStore } from './spot-claim-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -58,6 +59,7 @@ export interface UnitOfWork {
   templates: TemplateStore;
   usage: UsageStore;
   reservations: ReservationStore;
+  spotClaims: SpotClaimStore;
 }
 
 export interface AutoRechargeStore {

@@ -57,6 +57,10 @@ export interface Instance {
   volumeIds: string[];
   /** What it was rented for ("reservation res_…"), named in the description of each of its ledger entries. */
   ledgerNote: string | null;
+  /** The minimum charge in minutes: 60 (the first hour) on demand, 0 for a spot machine (billed by the started minute). */
+  minimumMinutes: number;
+  /** When the reconciler found its machine preempted (a spot machine the provider took back); null otherwise. */
+  preemptedAt: Date | null;
 }
 
 /** A ledger description of an instance's entry, naming what it was rented for when it was rented for something. */

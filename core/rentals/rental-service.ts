@@ -1,14 +1,15 @@
 import { accountFigures, removalAt } from '../billing/account-view.ts';
 import { canonicalJson } from '../canonical-json.ts';
-import { costUntil, earliest } from '../billing/charges.ts';
+import { earliest, instanceCostUntil, ON_DEMAND_MINIMUM_MINUTES, SPOT_MINIMUM_MINUTES } from '../billing/charges.ts';
 import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
 import { postEntry } from '../billing/ledger.ts';
 import type { MarketService } from '../market/market-service.ts';
-import { rateCentsPerHour } from '../market/pricing.ts';
+import { perGpuCents, rateCentsPerHour } from '../market/pricing.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
-import { isRebootable, isSelfRemoving, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
+import { isRebootable, isSelfRemoving, isSpotMarket, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
+import type { Offer } from '../market/offer.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
 import { INSTANCE_ID_PREFIX, isLive, ledgerDescription, type Instance, type LaunchOutcome } from './instance.ts';
@@ -35,8 +36,18 @@ export interface RentRequest extends RentalOptionsRequest {
 export interface Adoption {
   /** Cents the booking holds on the caller's chain: free for this rental's cap check, and released by it. */
   heldCents: Cents;
-  /** The window ends here (the booking's end) rather than termination_hours from now (the hours are still its commitment). */
-  windowEndsAt: Date;
+  /** The window ends here (the booking's end) rather than termination_hours from now (the hours are still its commitment); null: none. */
+  windowEndsAt: Date | null;
+  /**
+   * The rental's own commitment on the chain instead of rate x termination hours (a spot claim keeps its
+   * commitment on itself for its life, so its machines add none).
+   */
+  commitmentCents?: Cents;
+  /**
+   * A spot rental (DESIGN.md §12): priced at the offer's spot price now, refused (CONFLICT) above this bid per
+   * GPU-hour, made with the provider's createSpotMachine at the bid, billed by the started minute (no minimum).
+   */
+  spot?: { bidCentsPerGpuHour: Cents };
   /** Named in the description of each ledger entry of the rental ("reservation res_…"). */
   ledgerNote: string;
   /** Runs in the rental's transaction once the instance is added (the booking records it); throwing undoes the rental. */
@@ -144,7 +155,8 @@ export class RentalService {
       if (made) return made;
       throw new DomainError('CONFLICT', `node ${request.nodeId} is no longer available; search again with GET /v1/gpus`);
     }
-    const rate = rateCentsPerHour(offer.priceUsdPerHour, this.market.settings.markupBps);
+    const spot = adoption?.spot ?? null;
+    const rate = spot ? spotRate(provider, offer, spot.bidCentsPerGpuHour, this.market.settings.markupBps) : rateCentsPerHour(offer.priceUsdPerHour, this.market.settings.markupBps);
     const options = await resolveRentalOptions(this.catalog, caller.tenantId, request);
     const missing = missingOptions(options, provider.machineOptions);
     if (missing.length > 0) {
@@ -188,7 +200,7 @@ export class RentalService {
       if (figures.availableCents < rate) {
         throw new DomainError('INSUFFICIENT_FUNDS', `the first hour costs ${rate} cents and ${figures.availableCents} are available; add funds first`);
       }
-      const commitment = rate * (terminationHours ?? 1);
+      const commitment = adoption?.commitmentCents ?? rate * (terminationHours ?? 1);
       if (remaining !== null && commitment > remaining) {
         throw new DomainError('SPEND_CAP_EXCEEDED', `this rental commits ${commitment} cents (rate x termination_hours) and the token's cap leaves ${remaining}`);
       }
@@ -224,6 +236,8 @@ export class RentalService {
         ...options.record,
         volumeIds: options.volumeIds,
         ledgerNote: adoption?.ledgerNote ?? null,
+        minimumMinutes: spot ? SPOT_MINIMUM_MINUTES : ON_DEMAND_MINIMUM_MINUTES,
+        preemptedAt: null,
       };
       await uow.instances.add(instance);
       await adoption?.adopt(uow, instance);
@@ -233,7 +247,8 @@ export class RentalService {
       return { instance, replayed: false, upstreamVolumeIds: volumes.upstreamIds };
     });
     if (created.replayed) return this.replay(created.instance, digest);
-    const launching = this.launch(provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] });
+    const bid = spot ? upstreamBidUsd(spot.bidCentsPerGpuHour * created.instance.gpuCount, this.market.settings.markupBps) : null;
+    const launching = this.launch(provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] }, bid);
     this.launching.set(created.instance.id, launching.catch(() => undefined));
     try {
       return { instance: await launching, replayed: false };
@@ -352,7 +367,7 @@ export class RentalService {
    */
   async endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed', failure: string | null = null): Promise<Instance> {
     const end = earliest(at, removalAt(instance))!;
-    const cost = status === 'failed' || instance.startedAt === null ? 0 : costUntil(instance.rateCentsPerHour, instance.createdAt, end);
+    const cost = status === 'failed' || instance.startedAt === null ? 0 : instanceCostUntil(instance, end);
     const settlement = settlementOf(instance, cost, `final:${instance.id}`, this.clock.now());
     if (settlement) await postEntry(uow, this.ids, settlement);
     if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenId, cost - instance.commitmentCents);
@@ -393,11 +408,12 @@ export class RentalService {
    * instance and refunds it (409); no answer leaves it to the reconciler, which adopts the machine by its
    * label or fails it at the deadline. A machine made for a rental that ended meanwhile is removed.
    */
-  private async launch(provider: Provider, instance: Instance, setup: MachineSetup & { volumeIds: string[] }): Promise<Instance> {
+  private async launch(provider: Provider, instance: Instance, setup: MachineSetup & { volumeIds: string[] }, bidUsdPerHour: string | null): Promise<Instance> {
     let machine: Machine | null = null;
     let refusal: string | null = null;
     try {
-      machine = await provider.createMachine({ offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, ...setup });
+      const request = { offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, ...setup };
+      machine = bidUsdPerHour !== null && isSpotMarket(provider) ? await provider.createSpotMachine({ ...request, bidUsdPerHour }) : await provider.createMachine(request);
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') {
         refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;
@@ -479,4 +495,30 @@ export class RentalService {
 function splitNodeId(nodeId: string): [string, string] | [] {
   const at = nodeId.indexOf(':');
   return at <= 0 ? [] : [nodeId.slice(0, at), nodeId.slice(at + 1)];
+}
+
+/** A spot rental's rate: the offer's spot price now (markup included, as nodes show it), never above the bid. */
+function spotRate(provider: Provider, offer: Offer, bidCentsPerGpuHour: Cents, markupBps: number): Cents {
+  if (!isSpotMarket(provider)) throw new DomainError('CONFLICT', `provider ${provider.name} has no spot market; supported: see the node's supported_operations`);
+  if (!offer.spotPriceUsdPerHour) throw new DomainError('CONFLICT', `node ${offer.id} has no spot price now; search again with GET /v1/gpus (spot_price_per_gpu_hour_cents)`);
+  const rate = rateCentsPerHour(offer.spotPriceUsdPerHour, markupBps);
+  const perGpu = perGpuCents(rate, offer.gpuCount);
+  if (perGpu > bidCentsPerGpuHour) {
+    throw new DomainError('CONFLICT', `node ${offer.id} costs ${perGpu} cents per GPU-hour on its spot market now, above the bid of ${bidCentsPerGpuHour}`);
+  }
+  return rate;
+}
+
+/**
+ * Our whole-machine bid in cents (what the caller may pay, markup included) as the provider's price: the USD
+ * before our markup, rounded down to 8 decimals, so the provider never runs it at a price we would sell above
+ * the bid. A spot price p passes `perGpu(ceil(p x (1 + markup))) <= bid` exactly when p is at most this.
+ */
+export function upstreamBidUsd(bidCents: Cents, markupBps: number): string {
+  const scale = 10n ** 8n;
+  // bidCents / 100 / (1 + markupBps / 10000) USD, in 1e-8 USD, rounded down
+  const units = (BigInt(bidCents) * (scale / 100n) * 10_000n) / (10_000n + BigInt(markupBps));
+  const whole = units / scale;
+  const fraction = (units % scale).toString().padStart(8, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : `${whole}`;
 }

@@ -57,6 +57,9 @@ import { templateNode } from './template-node.ts';
 import { ReservationService } from '../../core/reservations/reservation-service.ts';
 import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
 import { reservationRoutes } from '../http/routes/reservation-routes.ts';
+import { SpotClaimService } from '../../core/spot/spot-claim-service.ts';
+import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
+import { spotClaimRoutes } from '../http/routes/spot-claim-routes.ts';
 import { searchFilterOf } from '../http/schemas/catalog.ts';
 import { sharedState } from './redis.ts';
 
@@ -83,6 +86,7 @@ export const TOKENS = {
   volumes: 'VolumeService',
   metering: 'MeteringService',
   reservations: 'ReservationService',
+  spotClaims: 'SpotClaimService',
 } as const;
 
 export interface ControlPlaneServices {
@@ -99,6 +103,7 @@ export interface ControlPlaneServices {
   volumes: VolumeService;
   metering: MeteringService;
   reservations: ReservationService;
+  spotClaims: SpotClaimService;
 }
 
 export interface ControlPlane {
@@ -284,6 +289,19 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
         }),
     ),
   });
+  container.register(TOKENS.spotClaims, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new SpotClaimService({
+          ...basics(c),
+          market: c.resolve<MarketService>(TOKENS.market),
+          providers: c.resolve<Provider[]>(TOKENS.providers),
+          rentals: c.resolve<RentalService>(TOKENS.rentals),
+          catalog: c.resolve<CatalogService>(TOKENS.catalog),
+          searchFilter: searchFilterOf,
+        }),
+    ),
+  });
   container.register(TOKENS.sweep, {
     useFactory: instanceCachingFactory(
       (c) =>
@@ -296,6 +314,13 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           metering: c.resolve<MeteringService>(TOKENS.metering),
           volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
           reservations: new ReservationStarter({
+            ...basics(c),
+            rentals: c.resolve<RentalService>(TOKENS.rentals),
+            market: c.resolve<MarketService>(TOKENS.market),
+            providers: c.resolve<Provider[]>(TOKENS.providers),
+            searchFilter: searchFilterOf,
+          }),
+          spotClaims: new SpotClaimKeeper({
             ...basics(c),
             rentals: c.resolve<RentalService>(TOKENS.rentals),
             market: c.resolve<MarketService>(TOKENS.market),
@@ -351,6 +376,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     volumes: container.resolve<VolumeService>(TOKENS.volumes),
     metering: container.resolve<MeteringService>(TOKENS.metering),
     reservations: container.resolve<ReservationService>(TOKENS.reservations),
+    spotClaims: container.resolve<SpotClaimService>(TOKENS.spotClaims),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
   try {
@@ -388,6 +414,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
     ...reservationRoutes(services.reservations),
+    ...spotClaimRoutes(services.spotClaims),
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
     ...(signInAdapters.builtin

@@ -92,6 +92,10 @@ const EXPECTED = [
   'GET /v1/reservations/due',
   'GET /v1/reservations/{reservation_id}',
   'DELETE /v1/reservations/{reservation_id}',
+  'POST /v1/spot-claims',
+  'GET /v1/spot-claims',
+  'GET /v1/spot-claims/{claim_id}',
+  'DELETE /v1/spot-claims/{claim_id}',
 ];
 
 describe('/openapi.json', () => {

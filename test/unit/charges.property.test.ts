@@ -42,6 +42,8 @@ const instance = (fields: Partial<Instance>): Instance => ({
   sshKeyId: null,
   volumeIds: [],
   ledgerNote: null,
+  minimumMinutes: 60,
+  preemptedAt: null,
   ...fields,
 });
 

@@ -12,6 +12,7 @@ import { Migration0011SandboxRentalOptionsAndVolumes } from './0011-sandbox-rent
 import { Migration0012Metering } from './0012-metering.ts';
 import { Migration0013VolumesAndRentalOptions } from './0013-volumes-and-rental-options.ts';
 import { Migration0014Reservations } from './0014-reservations.ts';
+import { Migration0015SpotClaims } from './0015-spot-claims.ts';
 import { Migration0016SandboxSpotMarket } from './0016-sandbox-spot-market.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -30,5 +31,6 @@ export const migrations = [
   { name: '0012-metering', class: Migration0012Metering },
   { name: '0013-volumes-and-rental-options', class: Migration0013VolumesAndRentalOptions },
   { name: '0014-reservations', class: Migration0014Reservations },
+  { name: '0015-spot-claims', class: Migration0015SpotClaims },
   { name: '0016-sandbox-spot-market', class: Migration0016SandboxSpotMarket },
 ];

@@ -4,12 +4,12 @@ import { num, textArray, type Row } from './sql-rows.ts';
 
 /**
  * One statement pays one due block of every instance that can be paid. Charges follow the one cost
- * rule (core/billing/charges.ts): cost(t) = ceil(rate * max(60, started minutes) / 60), and a block's
+ * rule (core/billing/charges.ts): cost(t) = ceil(rate * max(minimum minutes, started minutes) / 60), and a block's
  * charge is cost(next boundary) - what the instance was charged so far, so the sum always equals cost.
  */
 const PAY_DUE_BLOCKS = `
 with due as (
-  select i.id, i.tenant_id, i.rate_cents_per_hour as rate, i.created_at, i.paid_until, i.charged_cents, i.ledger_note,
+  select i.id, i.tenant_id, i.rate_cents_per_hour as rate, i.created_at, i.paid_until, i.charged_cents, i.ledger_note, i.minimum_minutes,
          least(i.paid_until + interval '1 hour', coalesce(least(i.removal_scheduled_at, i.window_ends_at), 'infinity'::timestamptz)) as next_until
     from instances i
    where i.status in ('provisioning', 'running', 'rebooting')
@@ -18,7 +18,7 @@ with due as (
 ),
 priced as (
   select d.*,
-         (d.rate * greatest(60, ceil(extract(epoch from (d.next_until - d.created_at)) / 60)::bigint) + 59) / 60 - d.charged_cents as charge
+         (d.rate * greatest(d.minimum_minutes, ceil(extract(epoch from (d.next_until - d.created_at)) / 60)::bigint) + 59) / 60 - d.charged_cents as charge
     from due d
 ),
 ordered as (

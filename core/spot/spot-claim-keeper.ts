@@ -1,0 +1,199 @@
+import { DomainError, messageOf } from '../errors.ts';
+import type { MarketService } from '../market/market-service.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Provider } from '../ports/providers.ts';
+import type { Storage } from '../ports/storage.ts';
+import type { Instance } from '../rentals/instance.ts';
+import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
+import type { SearchFilterOf } from '../reservations/reservation-service.ts';
+import type { Token } from '../tenancy/token.ts';
+import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
+import { closeClaim } from './spot-claim-service.ts';
+import { SpotNodeFinder } from './spot-nodes.ts';
+
+const HOUR_MS = 3_600_000;
+/** Claims taken up per statement, and rented at once (each rental waits on its provider's create). */
+const CLAIM_BATCH = 200;
+const CONCURRENCY = 8;
+/** A claim a pass took up and left half way (its process died) is taken up again after this long. */
+const STALE_CLAIM_MS = 5 * 60_000;
+/** Offers a claim tries in turn in one pass when the one before is gone or dearer than the bid now. */
+const MAX_NODES_TRIED = 3;
+
+export interface SpotPassReport {
+  rented: number;
+  preempted: number;
+  expired: number;
+  errors: string[];
+}
+
+/**
+ * The sweep's 'spot-claims' step (DESIGN.md §12), after the reconciler has ended preempted machines: an active
+ * claim whose machine's billing ended counts a preemption (when it was one) and goes back to pending; a claim
+ * whose hours ended expires, its machine removed; a pending claim rents the cheapest spot offer at or under its
+ * bid through RentalService.rent as its token (funds, pause, caps), keyed by claim id and rental number, so two
+ * sweeps racing rent it once. It never holds two machines: the rental records itself on the claim under the
+ * claim's lock, only on a pending claim without a machine.
+ */
+export class SpotClaimKeeper {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly rentals: RentalService;
+  private readonly market: MarketService;
+  private readonly providers: readonly Provider[];
+  private readonly searchFilter: SearchFilterOf;
+
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.rentals = deps.rentals;
+    this.market = deps.market;
+    this.providers = deps.providers;
+    this.searchFilter = deps.searchFilter;
+  }
+
+  async pass(): Promise<SpotPassReport> {
+    const report: SpotPassReport = { rented: 0, preempted: 0, expired: 0, errors: [] };
+    const finder = new SpotNodeFinder(this.market, this.providers, this.searchFilter);
+    // a token claims many: read once a pass (the rental checks its chain again, under lock)
+    const tokens = new Map<string, Promise<Token | null>>();
+    const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
+    let refreshed = false;
+    let after = '';
+    for (;;) {
+      const now = this.clock.now();
+      const taken = await this.storage.autocommit((uow) => uow.spotClaims.claimOpen(now, new Date(now.getTime() - STALE_CLAIM_MS), CLAIM_BATCH, after));
+      if (taken.length === 0) return report;
+      after = taken[taken.length - 1]!.id;
+      // offers as they are now, not as the last refresh left them
+      if (!refreshed) await this.market.refreshDue();
+      refreshed = true;
+      await inParallel(taken, CONCURRENCY, async (claim) => {
+        let lastError: string | null = null;
+        try {
+          lastError = await this.keep(claim, finder, tokenOf, report);
+        } catch (error) {
+          lastError = messageOf(error);
+          report.errors.push(`spot claim ${claim.id}: ${lastError}`);
+        }
+        await this.storage.transaction(async (uow) => {
+          const locked = await uow.spotClaims.lock(claim.tenantId, claim.id);
+          if (locked) await uow.spotClaims.update({ ...locked, claimedAt: null, lastError: locked.status === 'pending' ? lastError : null });
+        });
+      });
+    }
+  }
+
+  /** One claim's turn; answers why it is left without a machine, if it is. */
+  private async keep(view: SpotClaimView, finder: SpotNodeFinder, tokenOf: (id: string) => Promise<Token | null>, report: SpotPassReport): Promise<string | null> {
+    const now = this.clock.now();
+    if (view.endsAt && view.endsAt.getTime() <= now.getTime()) {
+      // its machine's window ended at ends_at too: billed to then at most
+      const removed = await this.storage.transaction((uow) => closeClaim(uow, this.rentals, view.tenantId, view.id, 'expired', now));
+      if (removed) await this.rentals.removeUpstream(removed);
+      report.expired++;
+      return null;
+    }
+    let claim: SpotClaim = view;
+    if (view.status === 'active') {
+      const next = await this.machineEnded(view);
+      if (!next) return null;
+      if (next.preempted) report.preempted++;
+      claim = next.claim;
+    }
+    if (claim.status !== 'pending') return null;
+    const caller = await tokenOf(claim.tokenId);
+    if (!caller) return 'the token that made it is gone';
+    return this.rent(claim, caller, finder, report);
+  }
+
+  /** An active claim whose machine's billing ended goes back to pending, a preemption counted when it was one. */
+  private async machineEnded(view: SpotClaimView): Promise<{ claim: SpotClaim; preempted: boolean } | null> {
+    return this.storage.transaction(async (uow) => {
+      const locked = await uow.spotClaims.lock(view.tenantId, view.id);
+      if (!locked || locked.status !== 'active' || !locked.instanceId) return null;
+      const machine = await uow.instances.get(locked.tenantId, locked.instanceId);
+      if (!machine || !billingEnded(machine.status)) return null;
+      const preempted = machine.preemptedAt !== null;
+      const claim: SpotClaim = {
+        ...locked,
+        status: 'pending',
+        instanceId: null,
+        preemptions: locked.preemptions + (preempted ? 1 : 0),
+        endedChargedCents: locked.endedChargedCents + machine.chargedCents,
+      };
+      await uow.spotClaims.update(claim);
+      return { claim, preempted };
+    });
+  }
+
+  /** Rents the cheapest spot offer at or under the bid that takes it; answers why not when none did. */
+  private async rent(claim: SpotClaim, caller: Token, finder: SpotNodeFinder, report: SpotPassReport): Promise<string | null> {
+    const candidates = (await finder.cheapest(claim, MAX_NODES_TRIED)).map((node) => node.nodeId);
+    // the node asked for first: it may be back under the bid
+    const nodes = claim.nodeId ? [claim.nodeId, ...candidates.filter((id) => id !== claim.nodeId)].slice(0, MAX_NODES_TRIED) : candidates;
+    let last: unknown = null;
+    for (const nodeId of nodes) {
+      try {
+        await this.rentals.rent(caller, this.requestFor(claim, nodeId), this.adoption(claim));
+        report.rented++;
+        return null;
+      } catch (error) {
+        last = error;
+      }
+      // the rental may have committed before it failed (the provider refused the machine): then it is the claim's
+      const current = await this.storage.read((uow) => uow.spotClaims.get(claim.tenantId, claim.id));
+      if (current?.status !== 'pending' || current.instanceId !== null) return null;
+      // a node that is gone or dearer than the bid now gives way to the next; anything else ends this pass's try
+      if (!(last instanceof DomainError) || (last.code !== 'CONFLICT' && last.code !== 'INVALID_INPUT')) break;
+    }
+    if (last === null) return `no spot offer ${claim.search ? 'matches its search' : `of ${claim.gpuCount} x ${claim.gpuType}`} at or under ${claim.bidCentsPerGpuHour} cents per GPU-hour now`;
+    return messageOf(last);
+  }
+
+  private requestFor(claim: SpotClaim, nodeId: string): RentRequest {
+    const now = this.clock.now();
+    return {
+      nodeId,
+      name: claim.name,
+      idempotencyKey: rentalKeyOf(claim),
+      sshPublicKey: null,
+      sshKeyId: claim.sshKeyId,
+      imageId: null,
+      templateId: claim.templateId,
+      volumeIds: null,
+      env: null,
+      ports: null,
+      startupScript: null,
+      // the hours left to ends_at, started hours counted; the window itself ends at ends_at
+      terminationHours: claim.endsAt ? Math.max(1, Math.ceil((claim.endsAt.getTime() - now.getTime()) / HOUR_MS)) : null,
+    };
+  }
+
+  /** The rental records itself on the claim in its own transaction; the claim keeps its commitment on itself. */
+  private adoption(claim: SpotClaim): Adoption {
+    return {
+      heldCents: 0,
+      commitmentCents: 0,
+      windowEndsAt: claim.endsAt,
+      ledgerNote: ledgerNoteOf(claim.id),
+      spot: { bidCentsPerGpuHour: claim.bidCentsPerGpuHour },
+      async adopt(uow, instance: Instance) {
+        const locked = await uow.spotClaims.lock(claim.tenantId, claim.id);
+        if (!locked || locked.status !== 'pending' || locked.instanceId !== null || locked.machines !== claim.machines) {
+          throw new DomainError('CONFLICT', `spot claim ${claim.id} is ${locked?.status ?? 'gone'}${locked?.instanceId ? ` with machine ${locked.instanceId}` : ''}; nothing was rented`);
+        }
+        await uow.spotClaims.update({ ...locked, status: 'active', instanceId: instance.id, machines: locked.machines + 1, lastError: null });
+      },
+    };
+  }
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

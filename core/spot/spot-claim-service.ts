@@ -1,0 +1,214 @@
+import type { TemplateSearch } from '../catalog/records.ts';
+import { DomainError, invalidInput, notFound } from '../errors.ts';
+import type { MarketService } from '../market/market-service.ts';
+import type { Cents } from '../money.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids } from '../ports/ids.ts';
+import { isSpotMarket, type Provider } from '../ports/providers.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import { resolveRentalOptions, type RentalCatalog } from '../rentals/rental-options.ts';
+import type { RentalService } from '../rentals/rental-service.ts';
+import { ReservationNodes } from '../reservations/nodes.ts';
+import type { SearchFilterOf } from '../reservations/reservation-service.ts';
+import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+import { SPOT_CLAIM_ID_PREFIX, SPOT_CLAIM_LIMITS as LIMITS, billingEnded, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
+import { SpotNodeFinder } from './spot-nodes.ts';
+
+const HOUR_MS = 3_600_000;
+const LIST_LIMIT = 500;
+
+export interface SpotClaimRequest {
+  /** Exactly one of nodeId and search. */
+  nodeId: string | null;
+  search: TemplateSearch | null;
+  bidCentsPerGpuHour: Cents;
+  gpuCount: number;
+  hours: number | null;
+  name: string;
+  templateId: string | null;
+  sshKeyId: string | null;
+}
+
+/**
+ * Spot claims (DESIGN.md §12): interruptible capacity at a bid. Making one checks what it asks and takes the token
+ * chain's cap commitment (bid x gpu_count x hours) at once; the sweep rents its machines (SpotClaimKeeper).
+ * Releasing it ends its machine, the unused minutes refunded, and leaves on the chain only what it spent.
+ */
+export class SpotClaimService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly market: MarketService;
+  private readonly rentals: RentalService;
+  private readonly catalog: RentalCatalog;
+  private readonly nodes: ReservationNodes;
+  private readonly finder: SpotNodeFinder;
+
+  constructor(deps: {
+    storage: Storage;
+    clock: Clock;
+    ids: Ids;
+    market: MarketService;
+    providers: readonly Provider[];
+    rentals: RentalService;
+    catalog: RentalCatalog;
+    searchFilter: SearchFilterOf;
+  }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.market = deps.market;
+    this.rentals = deps.rentals;
+    this.catalog = deps.catalog;
+    this.nodes = new ReservationNodes(deps.market, deps.providers);
+    this.finder = new SpotNodeFinder(deps.market, deps.providers, deps.searchFilter);
+  }
+
+  async create(caller: Token, request: SpotClaimRequest): Promise<SpotClaimView> {
+    this.checkRequest(request);
+    if (!this.market.settings.rentalsOpen) {
+      throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was claimed.');
+    }
+    // an unknown template or key is refused now, not at every pass
+    await resolveRentalOptions(this.catalog, caller.tenantId, { ...noOptions, templateId: request.templateId, sshKeyId: request.sshKeyId });
+    const gpuType = request.nodeId ? await this.nodeType(request.nodeId, request.gpuCount) : null;
+    if (request.search) this.checkSearch(request.search, request.gpuCount);
+    const commitment = request.bidCentsPerGpuHour * request.gpuCount * (request.hours ?? 0);
+
+    return this.storage.transaction(async (uow): Promise<SpotClaimView> => {
+      const now = this.clock.now();
+      if (!(await uow.accounts.lock(caller.tenantId, now))) throw notFound(`tenant ${caller.tenantId}`);
+      const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
+      if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
+        throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
+      }
+      const remaining = remainingCents(chain);
+      const maxHours = maxRentalHours(chain);
+      if ((remaining !== null || maxHours !== null) && request.hours === null) {
+        const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
+        throw invalidInput(['body', 'hours'], `required: this token (or one that issued it) has ${why}, so a claim needs hours`);
+      }
+      if (maxHours !== null && request.hours !== null && request.hours > maxHours) throw invalidInput(['body', 'hours'], `at most ${maxHours} for this token`);
+      if (remaining !== null && commitment > remaining) {
+        throw new DomainError(
+          'SPEND_CAP_EXCEEDED',
+          `this claim commits ${commitment} cents (a bid of ${request.bidCentsPerGpuHour} cents per GPU-hour x ${request.gpuCount} GPUs x ${request.hours} hours) and the token's cap leaves ${remaining}`,
+        );
+      }
+      const claim: SpotClaim = {
+        id: this.ids.newId(SPOT_CLAIM_ID_PREFIX),
+        tenantId: caller.tenantId,
+        tokenId: caller.id,
+        name: request.name,
+        status: 'pending',
+        nodeId: request.nodeId,
+        search: request.search,
+        gpuType,
+        gpuCount: request.gpuCount,
+        bidCentsPerGpuHour: request.bidCentsPerGpuHour,
+        hours: request.hours,
+        endsAt: request.hours === null ? null : new Date(now.getTime() + request.hours * HOUR_MS),
+        commitmentCents: commitment,
+        templateId: request.templateId,
+        sshKeyId: request.sshKeyId,
+        instanceId: null,
+        machines: 0,
+        preemptions: 0,
+        endedChargedCents: 0,
+        lastError: null,
+        claimedAt: null,
+        createdAt: now,
+        endedAt: null,
+      };
+      await uow.spotClaims.add(claim);
+      await uow.tokens.addCommitment(caller.id, commitment);
+      return { ...claim, rental: null };
+    });
+  }
+
+  async list(tenantId: string): Promise<SpotClaimView[]> {
+    return this.storage.read((uow) => uow.spotClaims.list(tenantId, LIST_LIMIT));
+  }
+
+  async get(tenantId: string, claimId: string): Promise<SpotClaimView> {
+    const claim = await this.storage.read((uow) => uow.spotClaims.get(tenantId, claimId));
+    if (!claim) throw notFound(`spot claim ${claimId}`);
+    return claim;
+  }
+
+  /** Released: its machine (if any) terminated now, the unused minutes refunded; 409 once it ended (released, expired). */
+  async release(tenantId: string, claimId: string): Promise<SpotClaimView> {
+    const current = await this.get(tenantId, claimId);
+    if (current.status === 'released' || current.status === 'expired') {
+      throw new DomainError('CONFLICT', `spot claim ${claimId} is ${current.status}; there is nothing left to release`);
+    }
+    // a machine that came up since we last looked has started: that decides what it costs
+    if (current.instanceId) await this.rentals.get(tenantId, current.instanceId);
+    const removed = await this.storage.transaction((uow) => closeClaim(uow, this.rentals, tenantId, claimId, 'released', this.clock.now()));
+    if (removed) await this.rentals.removeUpstream(removed);
+    return this.get(tenantId, claimId);
+  }
+
+  private checkRequest(request: SpotClaimRequest): void {
+    if ((request.nodeId === null) === (request.search === null)) {
+      throw invalidInput(['body', 'node_id'], 'send exactly one of node_id (a node from GET /v1/gpus) and search (GET /v1/gpus filters)');
+    }
+    if (!Number.isInteger(request.gpuCount) || request.gpuCount < 1 || request.gpuCount > LIMITS.maxGpuCount) {
+      throw invalidInput(['body', 'gpu_count'], `a whole number of GPUs from 1 to ${LIMITS.maxGpuCount}`);
+    }
+    if (request.hours !== null && (!Number.isInteger(request.hours) || request.hours < LIMITS.minHours || request.hours > LIMITS.maxHours)) {
+      throw invalidInput(['body', 'hours'], `a whole number of hours from ${LIMITS.minHours} to ${LIMITS.maxHours}`);
+    }
+  }
+
+  /** A node_id claim's GPU type: the node must exist now, on a spot market, with the claim's GPU count. */
+  private async nodeType(nodeId: string, gpuCount: number): Promise<string> {
+    const found = this.nodes.providerOf(nodeId);
+    if (found && !isSpotMarket(found.provider)) {
+      throw invalidInput(['body', 'node_id'], `provider ${found.provider.name} has no spot market; pick a node whose supported_operations lists spot`);
+    }
+    const node = await this.nodes.quoteNode(nodeId);
+    if (node.offer.gpuCount !== gpuCount) throw invalidInput(['body', 'gpu_count'], `node ${nodeId} has ${node.offer.gpuCount} GPUs; gpu_count is the machine's exact count`);
+    return node.offer.gpuType;
+  }
+
+  private checkSearch(search: TemplateSearch, gpuCount: number): void {
+    if (search.max_price_per_gpu_hour !== undefined) {
+      throw invalidInput(['body', 'search', 'max_price_per_gpu_hour'], "a claim's ceiling is its bid: send max_price_per_gpu_hour beside search, not in it");
+    }
+    if (search.gpu_count !== undefined && Number(search.gpu_count) !== gpuCount) {
+      throw invalidInput(['body', 'search', 'gpu_count'], `differs from gpu_count (${gpuCount}); leave it out of search`);
+    }
+    try {
+      this.finder.filterOf({ search, gpuType: null, gpuCount });
+    } catch (error) {
+      throw invalidInput(['body', 'search'], error instanceof Error ? error.message : String(error));
+    }
+  }
+}
+
+/** Every rental option a claim does not take. */
+const noOptions = { sshPublicKey: null, imageId: null, volumeIds: null, env: null, ports: null, startupScript: null, terminationHours: null };
+
+/**
+ * Ends a claim (released or expired) in the caller's transaction: its machine's billing ends now (or at its window
+ * end, when that came first), the unused minutes refunded, and the commitment shrinks to what the claim spent.
+ * Answers the machine to remove upstream once committed, if it had a live one.
+ */
+export async function closeClaim(uow: UnitOfWork, rentals: RentalService, tenantId: string, claimId: string, how: 'released' | 'expired', now: Date) {
+  await uow.accounts.lock(tenantId, now); // always the account before its instances
+  const claim = await uow.spotClaims.lock(tenantId, claimId);
+  if (!claim) throw notFound(`spot claim ${claimId}`);
+  if (claim.status === 'released' || claim.status === 'expired') {
+    if (how === 'released') throw new DomainError('CONFLICT', `spot claim ${claimId} is ${claim.status}; there is nothing left to release`);
+    return null;
+  }
+  let machine = claim.instanceId ? await uow.instances.lock(tenantId, claim.instanceId) : null;
+  const removed = machine && !billingEnded(machine.status) ? await rentals.endBilling(uow, machine, now, 'terminating') : null;
+  machine = removed ?? machine;
+  const spent = claim.endedChargedCents + (machine?.chargedCents ?? 0);
+  const kept = Math.min(claim.commitmentCents, spent);
+  await uow.tokens.addCommitment(claim.tokenId, kept - claim.commitmentCents);
+  await uow.spotClaims.update({ ...claim, status: how, commitmentCents: kept, claimedAt: null, endedAt: now });
+  return removed;
+}
