@@ -1,6 +1,7 @@
 import { invalidInput } from '../errors.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { MarketSnapshotStore } from '../ports/market-snapshots.ts';
 import { supportedOperations, type Provider } from '../ports/providers.ts';
 import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
 import { SecondAsking } from './admission.ts';
@@ -99,7 +100,8 @@ export class MarketService {
   private readonly filterTexts = new WeakMap<MarketFilter, string>();
   private readonly abilitiesOf = new Map<ProviderFeed, { unfilterable: ReadonlySet<string>; known: ReadonlySet<string> }>();
 
-  constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings) {
+  /** `snapshots`: shared by the replicas (one refresh per provider and interval among them all); none keeps them here alone. */
+  constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings, snapshots: MarketSnapshotStore | null = null) {
     const names = new Set<string>();
     for (const provider of providers) {
       if (names.has(provider.name)) throw new Error(`provider "${provider.name}" is registered twice`);
@@ -109,7 +111,7 @@ export class MarketService {
     const markup = settings.rentalsOpen ? settings.markupBps : 0;
     this.feeds = providers.map((provider) => {
       const operations = supportedOperations(provider);
-      return new ProviderFeed(provider, clock, settings.timing, (offer) => priceNode(offer, markup, operations));
+      return new ProviderFeed(provider, clock, settings.timing, (offer) => priceNode(offer, markup, operations), snapshots);
     });
     this.clock = clock;
   }

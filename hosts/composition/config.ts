@@ -64,6 +64,10 @@ export interface MarketConfig {
   providerTimeoutMs?: number;
   /** Refresh every provider's offers in the background (every 60 s). Default true. */
   backgroundRefresh?: boolean;
+  /** How often each provider is listed (among all replicas). Default 60 000 ms (upstream search APIs are rate limited). */
+  refreshIntervalMs?: number;
+  /** Share snapshots through the database (one replica lists each provider). Default: on PostgreSQL. */
+  sharedSnapshots?: boolean;
 }
 
 export interface ServerConfig extends ControlPlaneConfig {
@@ -108,6 +112,7 @@ const EnvSchema = z.object({
   ACCOUNT_MAX_BURN_USD_PER_HOUR: z.coerce.number().int().min(1).max(10_000_000).default(1_000),
   MARKUP_BPS: z.coerce.number().int().min(0).max(100_000).default(0),
   MARKET_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  MARKET_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   RENTALS_OPEN: z.enum(['true', 'false']).optional(),
   // the message never repeats the value: it is a key
   SECRETS_KEY: z
@@ -185,6 +190,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,
+      refreshIntervalMs: e.MARKET_REFRESH_SECONDS * 1000,
       ...(e.RENTALS_OPEN && { rentalsOpen: e.RENTALS_OPEN === 'true' }),
     },
   };

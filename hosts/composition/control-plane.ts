@@ -8,6 +8,7 @@ import { providerModule } from '../../adapters/providers/registry.ts';
 import type { ProviderRuntime } from '../../adapters/providers/provider-module.ts';
 import { NodeSecrets, RandomIds } from '../../adapters/crypto/node-secrets.ts';
 import { MikroStorage } from '../../adapters/storage/mikro-storage.ts';
+import { MikroMarketSnapshotStore } from '../../adapters/storage/stores/market-snapshot-store.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ids, Secrets } from '../../core/ports/ids.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -205,14 +206,21 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const rentalsOpen = config.market?.rentalsOpen ?? !built.anyReal;
   const timeoutMs = config.market?.providerTimeoutMs ?? 10_000;
   container.register<Provider[]>(TOKENS.providers, { useValue: overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers });
+  // on PostgreSQL several replicas may run: one lists each provider per interval and the others load its offers
+  const sharedSnapshots = config.market?.sharedSnapshots ?? storage.target.kind === 'postgres';
   container.register(TOKENS.market, {
     useFactory: instanceCachingFactory(
       (c) =>
-        new MarketService(c.resolve<Provider[]>(TOKENS.providers), c.resolve<Clock>(TOKENS.clock), {
-          markupBps: config.market?.markupBps ?? 0,
-          rentalsOpen,
-          timing: { refreshIntervalMs: REFRESH_INTERVAL_MS, timeoutMs, maxAgeMs: STALE_LIMIT_MS },
-        }),
+        new MarketService(
+          c.resolve<Provider[]>(TOKENS.providers),
+          c.resolve<Clock>(TOKENS.clock),
+          {
+            markupBps: config.market?.markupBps ?? 0,
+            rentalsOpen,
+            timing: { refreshIntervalMs: config.market?.refreshIntervalMs ?? REFRESH_INTERVAL_MS, timeoutMs, maxAgeMs: STALE_LIMIT_MS },
+          },
+          sharedSnapshots ? new MikroMarketSnapshotStore((sql, params) => storage.execute(sql, params)) : null,
+        ),
     ),
   });
   container.register(TOKENS.marketSummary, {
