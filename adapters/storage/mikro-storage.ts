@@ -13,7 +13,6 @@ import { MikroAccountStore } from './stores/account-store.ts';
 import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
 import { MikroAuthFailureStore, MikroDeviceFlowStore, MikroIdentityLinkStore } from './stores/identity-store.ts';
-import { MikroInstanceStore } from './stores/instance-store.ts';
 import { MikroLedgerStore } from './stores/ledger-store.ts';
 import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
 import { MikroUsageStore } from './stores/metering-usage-store.ts';
@@ -25,9 +24,15 @@ import { MikroSshKeyStore } from './stores/ssh-key-store.ts';
 import { MikroTemplateStore } from './stores/template-store.ts';
 import { MikroVolumeStore } from './stores/volume-store.ts';
 import { MikroReservationStore } from './stores/reservation-store.ts';
+import { RandomIds } from '../crypto/node-secrets.ts';
+import { MikroEventOutbox } from './stores/event-outbox.ts';
+import { EventedInstanceStore } from './stores/evented-instance-store.ts';
+import { MikroWebhookStore } from './stores/webhook-store.ts';
 import { MikroSpotClaimStore } from './stores/spot-claim-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
+
+const EVENT_IDS = new RandomIds();
 
 const ALWAYS_HELD: Lease = { held: async () => true };
 
@@ -81,7 +86,7 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   accounts: new MikroAccountStore(em),
   ledger: new MikroLedgerStore(em),
   deposits: new MikroDepositStore(em),
-  instances: new MikroInstanceStore(em),
+  instances: new EventedInstanceStore(em, new MikroEventOutbox(em, EVENT_IDS)),
   sweep: new MikroSweepStore(em),
   autoRecharges: new MikroAutoRechargeStore(em),
   sshKeys: new MikroSshKeyStore(em),
@@ -89,6 +94,8 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   templates: new MikroTemplateStore(em),
   usage: new MikroUsageStore(em),
   reservations: new MikroReservationStore(em),
+  events: new MikroEventOutbox(em, EVENT_IDS),
+  webhooks: new MikroWebhookStore(em),
   spotClaims: new MikroSpotClaimStore(em),
 });
 

@@ -10,6 +10,8 @@ import type { Cents } from '../money.ts';
 import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../metering/usage.ts';
 import type { ImageStore, SshKeyStore, TemplateStore } from './catalog-storage.ts';
 import type { ReservationStore } from './reservation-storage.ts';
+import type { EventOutbox } from './event-outbox.ts';
+import type { WebhookStore } from './webhook-storage.ts';
 import type { SpotClaimStore } from './spot-claim-storage.ts';
 
 /**
@@ -59,6 +61,9 @@ export interface UnitOfWork {
   templates: TemplateStore;
   usage: UsageStore;
   reservations: ReservationStore;
+  /** Events told in the transaction of their change (DESIGN.md §15). */
+  events: EventOutbox;
+  webhooks: WebhookStore;
   spotClaims: SpotClaimStore;
 }
 
@@ -108,6 +113,15 @@ export interface AccountStore {
   setAutoRecharge(tenantId: string, settings: AutoRecharge): Promise<void>;
   /** Every account, oldest tenant first. */
   list(): Promise<Account[]>;
+  /**
+   * Accounts that may have crossed the low-balance line (balance.low) either way: those marked low, and those with
+   * machines billed now whose balance is under twice `hours` of their burn or their auto-recharge threshold, or
+   * whose machines run past their paid time. The caller decides under the lock.
+   */
+  lowBalanceCandidates(now: Date, hours: number): Promise<string[]>;
+  /** When the account was last told its balance is low; null: not low since. */
+  balanceLowSince(tenantId: string): Promise<Date | null>;
+  markBalanceLow(tenantId: string, at: Date | null): Promise<void>;
 }
 
 export interface LedgerStore {

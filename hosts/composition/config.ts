@@ -40,6 +40,19 @@ export interface ControlPlaneConfig {
    * directory (secrets.key); PostgreSQL then keeps no registry passwords (docs/decisions.md, Catalog).
    */
   secretsKey?: Uint8Array;
+  /** Outbound webhooks (DESIGN.md §15): the delivery worker and where endpoints may point. */
+  webhooks?: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /** WEBHOOKS_ALLOW_HTTP=true: http:// and loopback for localhost, 127.0.0.1 and ::1 (development). Default false: https:// to public addresses only. */
+  allowHttp?: boolean;
+  /** Run the delivery worker in this process. Default true. */
+  delivery?: boolean;
+  /** How often the worker looks for attempts due. Default 1000 ms. */
+  pollMs?: number;
+  /** Longest a POST to an endpoint may take (WEBHOOK_TIMEOUT_MS). Default 10 000 ms. */
+  timeoutMs?: number;
 }
 
 export type PaymentsConfig =
@@ -123,6 +136,8 @@ const EnvSchema = z.object({
     .union([z.enum(['true', 'false']), z.coerce.number().int().min(0)])
     .default('false')
     .transform((value) => (value === 'true' ? true : value === 'false' ? false : value)),
+  WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 });
 
 export class ConfigError extends Error {
@@ -187,6 +202,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
     ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
     ...(e.SECRETS_KEY && { secretsKey: e.SECRETS_KEY }),
+    webhooks: { allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true', timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

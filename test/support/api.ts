@@ -29,7 +29,7 @@ export interface TestApi {
 /** The real HTTP server on a free port, over a fresh database, with a clock the test moves. */
 export async function startApi(
   config: Partial<ControlPlaneConfig> = {},
-  options: { providers?: ControlPlaneOverrides['providers']; payments?: ControlPlaneOverrides['payments']; wrapProvider?: ControlPlaneOverrides['wrapProvider']; database?: TestDatabase; clock?: ManualClock; logger?: Logger } = {},
+  options: { providers?: ControlPlaneOverrides['providers']; payments?: ControlPlaneOverrides['payments']; wrapProvider?: ControlPlaneOverrides['wrapProvider']; webhookResolver?: ControlPlaneOverrides['webhookResolver']; database?: TestDatabase; clock?: ManualClock; logger?: Logger } = {},
 ): Promise<TestApi> {
   const database: TestDatabase = options.database ?? (await freshDatabase());
   const clock = options.clock ?? new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
@@ -42,8 +42,10 @@ export async function startApi(
       ...config,
       market: { backgroundRefresh: false, ...config.market },
       billing: { sweep: false, ...config.billing },
+      // a test that wants deliveries runs the worker itself (services.webhookDeliveries.deliverDue)
+      webhooks: { delivery: false, ...config.webhooks },
     },
-    { clock, logger: options.logger ?? pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }), ...(options.payments && { payments: options.payments }), ...(options.wrapProvider && { wrapProvider: options.wrapProvider }) },
+    { clock, logger: options.logger ?? pino({ level: 'silent' }), ...(options.providers && { providers: options.providers }), ...(options.payments && { payments: options.payments }), ...(options.wrapProvider && { wrapProvider: options.wrapProvider }), ...(options.webhookResolver && { webhookResolver: options.webhookResolver }) },
   );
   const server: Server = listenHttp(createHttpApp(plane), 0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

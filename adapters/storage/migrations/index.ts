@@ -14,6 +14,7 @@ import { Migration0013VolumesAndRentalOptions } from './0013-volumes-and-rental-
 import { Migration0014Reservations } from './0014-reservations.ts';
 import { Migration0015SpotClaims } from './0015-spot-claims.ts';
 import { Migration0016SandboxSpotMarket } from './0016-sandbox-spot-market.ts';
+import { Migration0017Webhooks } from './0017-webhooks.ts';
 import { Migration0018MarketSnapshots } from './0018-market-snapshots.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -34,5 +35,6 @@ export const migrations = [
   { name: '0014-reservations', class: Migration0014Reservations },
   { name: '0015-spot-claims', class: Migration0015SpotClaims },
   { name: '0016-sandbox-spot-market', class: Migration0016SandboxSpotMarket },
+  { name: '0017-webhooks', class: Migration0017Webhooks },
   { name: '0018-market-snapshots', class: Migration0018MarketSnapshots },
 ];
