@@ -6,6 +6,7 @@ import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { Account, Deposit, DepositStatus, LedgerEntry, LedgerPosting } from './account.ts';
 import { postEntry } from './ledger.ts';
+import { depositEvent } from '../events/account-events.ts';
 import { accountFigures, type AccountFigures } from './account-view.ts';
 import { billingPeriods, type BillingPeriod, type Granularity } from './periods.ts';
 
@@ -163,6 +164,7 @@ export class BillingService {
         });
       }
       await uow.deposits.decide(depositId, status, now);
+      if (status === 'confirmed' || status === 'rejected') await uow.events.emit(depositEvent(deposit, status, now));
       return { ...deposit, status, decidedAt: now };
     });
   }

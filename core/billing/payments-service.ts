@@ -8,6 +8,7 @@ import type { Storage } from '../ports/storage.ts';
 import type { AutoRecharge, AutoRechargePayment, Deposit } from './account.ts';
 import { accountFigures, hasUnpaidBlockDue } from './account-view.ts';
 import { isolated } from './isolated.ts';
+import { autoRechargeFailedEvent, depositEvent } from '../events/account-events.ts';
 import type { CheckoutReport } from './sweep.ts';
 
 const DAY_MS = 86_400_000;
@@ -197,6 +198,7 @@ export class PaymentsService {
       const account = await uow.accounts.lock(deposit.tenantId, now);
       await postEntry(uow, this.ids, { tenantId: deposit.tenantId, kind: 'deposit', amountCents: deposit.amountCents, reference: deposit.id, description: 'card payment', uniqueKey: `deposit:${deposit.id}`, at: now });
       await uow.deposits.decide(deposit.id, 'confirmed', now);
+      await uow.events.emit(depositEvent(deposit, 'confirmed', now));
       if (state.card) {
         await uow.accounts.setCard(deposit.tenantId, state.customerId, state.card);
         // a new card lifts a suspension left by a failed auto-recharge
@@ -307,6 +309,7 @@ export class PaymentsService {
       const account = await uow.accounts.lock(payment.tenantId, now);
       await uow.autoRecharges.decide(payment.id, 'failed', error, now);
       if (account) await uow.accounts.setAutoRecharge(payment.tenantId, { ...account.autoRecharge, lastError: error, suspended: true });
+      await uow.events.emit(autoRechargeFailedEvent(payment, error, now));
     });
   }
 
@@ -337,6 +340,7 @@ export class PaymentsService {
       } else {
         await uow.autoRecharges.decide(claim.payment.id, 'failed', outcome.reason, now);
         await uow.accounts.setAutoRecharge(tenantId, { ...account.autoRecharge, lastError: outcome.reason, suspended: true });
+        await uow.events.emit(autoRechargeFailedEvent(claim.payment, outcome.reason, now));
       }
     });
     if (outcome.ok) report.succeeded++;

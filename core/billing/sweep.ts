@@ -4,6 +4,7 @@ import type { Lease, Storage } from '../ports/storage.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import type { AutoRechargeReport } from './payments-service.ts';
 import { isolated } from './isolated.ts';
+import { breakerEvent } from '../events/account-events.ts';
 import { Reconciler } from './reconciler.ts';
 import { accountFigures, billedNow, removalAt } from './account-view.ts';
 
@@ -39,6 +40,11 @@ export interface SweepReservations {
 /** The spot claim step of a pass: claims back to pending after a preemption, expired ones ended, pending ones rented (core/spot). */
 export interface SweepSpotClaims {
   pass(): Promise<{ rented: number; expired: number; errors: string[] }>;
+}
+
+/** The balance.low step of a pass: tell accounts whose funds fell under an hour of their machines (core/events). */
+export interface SweepBalanceAlerts {
+  tellLow(): Promise<{ told: number; errors: string[] }>;
 }
 
 /** The payment steps of a pass: catch missed checkout webhooks, then auto-recharge. */
@@ -104,6 +110,7 @@ export class SweepService {
   private readonly metering: SweepMetering | null;
   private readonly volumes: SweepVolumes | null;
   private readonly reservations: SweepReservations | null;
+  private readonly balanceAlerts: SweepBalanceAlerts | null;
   private readonly spotClaims: SweepSpotClaims | null;
   private readonly reconciler: Reconciler;
 
@@ -117,9 +124,11 @@ export class SweepService {
     metering?: SweepMetering;
     volumes?: SweepVolumes;
     reservations?: SweepReservations;
+    balanceAlerts?: SweepBalanceAlerts;
     spotClaims?: SweepSpotClaims;
   }) {
     this.reservations = deps.reservations ?? null;
+    this.balanceAlerts = deps.balanceAlerts ?? null;
     this.spotClaims = deps.spotClaims ?? null;
     this.volumes = deps.volumes ?? null;
     this.payments = deps.payments ?? null;
@@ -154,6 +163,8 @@ export class SweepService {
       // after the blocks and any recharge, before the breakers: usage the balance covers is owed no more
       ['usage', async (r) => void (r.usageSettled += (await this.metering?.settleAll())?.settled ?? 0)],
       ['breakers', (r) => this.tripBreakers(r)],
+      // last: what the blocks, the usage and the breakers left is what the account has
+      ['low balances', async (r) => void r.errors.push(...((await this.balanceAlerts?.tellLow())?.errors ?? []))],
     ];
     for (const [name, run] of steps) {
       if (!(await lease.held())) {
@@ -257,6 +268,7 @@ export class SweepService {
             ? `funds exhausted: ${figures.owedCents} cents owed, ${figures.availableCents} available`
             : `burn ${figures.burnCentsPerHour} cents/hour over the maximum of ${maxBurn}`;
           await uow.accounts.setPause(tenantId, { kind: 'breaker', reason, at: now });
+          await uow.events.emit(breakerEvent(tenantId, reason, billedNow(instances).length, now));
           report.breakersTripped++;
           return true;
         });

@@ -9,6 +9,7 @@ import type { Instance } from '../rentals/instance.ts';
 import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
 import type { Token } from '../tenancy/token.ts';
 import { ReservationNodes } from './nodes.ts';
+import { reservationEvent } from '../events/account-events.ts';
 import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
 import type { SearchFilterOf } from './reservation-service.ts';
 
@@ -188,7 +189,9 @@ export class ReservationStarter {
         if (!locked || locked.status !== 'starting') throw new DomainError('CONFLICT', `reservation ${reservation.id} is ${locked?.status ?? 'gone'}; it was not started`);
         const perGpu = perGpuCents(instance.rateCentsPerHour, instance.gpuCount);
         if (perGpu > ceiling) throw new AboveCeiling(instance.nodeId, perGpu, ceiling);
-        await uow.reservations.update({ ...locked, status: 'active', instanceId: instance.id, rateCentsPerHour: instance.rateCentsPerHour, commitmentCents: 0, failure: null });
+        const active: Reservation = { ...locked, status: 'active', instanceId: instance.id, rateCentsPerHour: instance.rateCentsPerHour, commitmentCents: 0, failure: null };
+        await uow.reservations.update(active);
+        await uow.events.emit(reservationEvent(active, 'started', instance.createdAt));
       },
     };
   }
@@ -200,7 +203,9 @@ export class ReservationStarter {
       const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
       if (!locked || locked.status !== 'starting') return locked?.status === 'cancelled' ? 'cancelled' : 'started';
       await uow.tokens.addCommitment(locked.tokenId, -locked.commitmentCents);
-      await uow.reservations.update({ ...locked, status: 'failed', commitmentCents: 0, failure: `not started, nothing charged: ${why}` });
+      const failed: Reservation = { ...locked, status: 'failed', commitmentCents: 0, failure: `not started, nothing charged: ${why}` };
+      await uow.reservations.update(failed);
+      await uow.events.emit(reservationEvent(failed, 'failed', this.clock.now()));
       return 'failed';
     });
   }

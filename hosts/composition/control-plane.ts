@@ -62,6 +62,12 @@ import { SpotClaimService } from '../../core/spot/spot-claim-service.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
 import { spotClaimRoutes } from '../http/routes/spot-claim-routes.ts';
 import { searchFilterOf } from '../http/schemas/catalog.ts';
+import type { WebhookService } from '../../core/webhooks/webhook-service.ts';
+import type { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
+import type { Resolver } from '../../adapters/webhooks/undici-transport.ts';
+import { createWebhooks } from './webhook-delivery.ts';
+import { BalanceAlerts } from '../../core/events/balance-alerts.ts';
+import { webhookRoutes } from '../http/routes/webhook-routes.ts';
 import { sharedState } from './redis.ts';
 
 /** Injection tokens of the container. */
@@ -104,6 +110,9 @@ export interface ControlPlaneServices {
   volumes: VolumeService;
   metering: MeteringService;
   reservations: ReservationService;
+  webhooks: WebhookService;
+  /** The outbox's delivery worker: `addObserver` watches its attempts (metrics). */
+  webhookDeliveries: DeliveryWorker;
   spotClaims: SpotClaimService;
 }
 
@@ -130,6 +139,8 @@ export interface ControlPlaneOverrides {
   payments?: Payments;
   /** Wraps each provider the control plane uses (tests inject upstream faults; an embedding program may trace calls). */
   wrapProvider?: (provider: Provider) => Provider;
+  /** How webhook hosts are resolved (tests play DNS rebinding); default the system's resolver. */
+  webhookResolver?: Resolver;
 }
 
 /** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
@@ -321,6 +332,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
           metering: c.resolve<MeteringService>(TOKENS.metering),
           volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
+          balanceAlerts: new BalanceAlerts(basics(c)),
           reservations: new ReservationStarter({
             ...basics(c),
             rentals: c.resolve<RentalService>(TOKENS.rentals),
@@ -370,6 +382,13 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ),
   });
 
+  const webhooks = createWebhooks(config.webhooks, {
+    ...basics(container),
+    secretBox: secretBox.box,
+    logger,
+    ...(overrides.webhookResolver && { resolver: overrides.webhookResolver }),
+  });
+
   const services: ControlPlaneServices = {
     tenancy: container.resolve<TenancyService>(TOKENS.tenancy),
     market: container.resolve<MarketService>(TOKENS.market),
@@ -384,12 +403,15 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     volumes: container.resolve<VolumeService>(TOKENS.volumes),
     metering: container.resolve<MeteringService>(TOKENS.metering),
     reservations: container.resolve<ReservationService>(TOKENS.reservations),
+    webhooks: webhooks.service,
+    webhookDeliveries: webhooks.worker,
     spotClaims: container.resolve<SpotClaimService>(TOKENS.spotClaims),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
   try {
     await requireOpenableSecrets(services.catalog, secretBox.source);
   } catch (error) {
+    await webhooks.close();
     await storage.close();
     throw error;
   }
@@ -422,6 +444,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
     ...reservationRoutes(services.reservations),
+    ...webhookRoutes(services.webhooks),
     ...spotClaimRoutes(services.spotClaims),
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
@@ -455,6 +478,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     async close() {
       refreshJob?.stop();
       sweepJob?.stop();
+      await webhooks.close();
       await shared?.close();
       await storage.close();
       container.clearInstances();

@@ -51,6 +51,29 @@ export class MikroAccountStore implements AccountStore {
     return row ? toAccount(row) : null;
   }
 
+  async lowBalanceCandidates(now: Date, hours: number): Promise<string[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select a.tenant_id from accounts a
+         left join lateral (
+           select coalesce(sum(i.rate_cents_per_hour), 0) as burn, coalesce(bool_or(i.paid_until < ?), false) as overdue
+             from instances i where i.tenant_id = a.tenant_id and i.status in ('provisioning', 'running', 'rebooting')) b on true
+        where a.balance_low_at is not null
+           or (b.burn > 0 and (b.overdue or a.balance_cents < greatest(2 * b.burn * ?, case when a.auto_recharge_enabled then a.auto_recharge_threshold_cents else 0 end)))
+        order by a.tenant_id`,
+      [now, hours],
+    );
+    return rows.map((row) => String(row.tenant_id));
+  }
+
+  async balanceLowSince(tenantId: string): Promise<Date | null> {
+    const [row] = await this.em.execute<Row[]>(`select balance_low_at from accounts where tenant_id = ?`, [tenantId]);
+    return row?.balance_low_at ? date(row.balance_low_at) : null;
+  }
+
+  async markBalanceLow(tenantId: string, at: Date | null): Promise<void> {
+    await this.em.execute(`update accounts set balance_low_at = ? where tenant_id = ?`, [at, tenantId]);
+  }
+
   async setPause(tenantId: string, pause: Pause | null): Promise<void> {
     await this.em.execute(`update accounts set pause_kind = ?, pause_reason = ?, paused_at = ? where tenant_id = ?`, [
       pause?.kind ?? null,

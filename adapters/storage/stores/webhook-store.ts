@@ -1,0 +1,152 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { EventType, StoredEvent } from '../../../core/events/event.ts';
+import type { AttemptResult, ClaimedDelivery, WebhookStore } from '../../../core/ports/webhook-storage.ts';
+import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../../../core/webhooks/endpoint.ts';
+import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
+
+const ENDPOINT_COLUMNS = ['id', 'tenant_id', 'url', 'events', 'description', 'secret_sealed', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason'] as const;
+const ENDPOINT = ENDPOINT_COLUMNS.map((column) => `w.${column}`).join(', ');
+const DELIVERY = `d.id, d.endpoint_id, d.event_id, e.type, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.created_at`;
+
+const toEndpoint = (row: Row, prefix = ''): WebhookEndpoint => ({
+  id: String(row[`${prefix}id`]),
+  tenantId: String(row[`${prefix}tenant_id`]),
+  url: String(row[`${prefix}url`]),
+  events: Array.isArray(row[`${prefix}events`]) ? (row[`${prefix}events`] as unknown[]).map(String) as EventType[] : null,
+  description: textOrNull(row[`${prefix}description`]),
+  secretSealed: String(row[`${prefix}secret_sealed`]),
+  createdAt: date(row[`${prefix}created_at`]),
+  failingSince: dateOrNull(row[`${prefix}failing_since`]),
+  disabledAt: dateOrNull(row[`${prefix}disabled_at`]),
+  disabledReason: textOrNull(row[`${prefix}disabled_reason`]),
+});
+
+const toDelivery = (row: Row): WebhookDelivery => ({
+  id: String(row.id),
+  endpointId: String(row.endpoint_id),
+  eventId: String(row.event_id),
+  type: String(row.type),
+  attempt: num(row.attempt),
+  status: row.status as DeliveryStatus,
+  responseStatus: numOrNull(row.response_status),
+  error: textOrNull(row.error),
+  nextAttemptAt: dateOrNull(row.next_attempt_at),
+  createdAt: date(row.created_at),
+});
+
+const dataOf = (value: unknown): Record<string, unknown> => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
+
+export class MikroWebhookStore implements WebhookStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async addEndpoint(w: WebhookEndpoint): Promise<void> {
+    await this.em.execute(
+      `insert into webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) values (?, ?, ?, ?::text[], ?, ?, ?, ?, ?, ?)`,
+      [w.id, w.tenantId, w.url, w.events === null ? null : textArray(w.events), w.description, w.secretSealed, w.createdAt, w.failingSince, w.disabledAt, w.disabledReason],
+    );
+  }
+
+  async getEndpoint(tenantId: string, endpointId: string): Promise<WebhookEndpoint | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${ENDPOINT} from webhook_endpoints w where w.tenant_id = ? and w.id = ? and w.deleted_at is null`, [tenantId, endpointId]);
+    return row ? toEndpoint(row) : null;
+  }
+
+  async listEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
+    const rows = await this.em.execute<Row[]>(`select ${ENDPOINT} from webhook_endpoints w where w.tenant_id = ? and w.deleted_at is null order by w.created_at, w.id`, [tenantId]);
+    return rows.map((row) => toEndpoint(row));
+  }
+
+  async deleteEndpoint(tenantId: string, endpointId: string, at: Date): Promise<boolean> {
+    const rows = await this.em.execute<Row[]>(
+      `update webhook_endpoints set deleted_at = ? where tenant_id = ? and id = ? and deleted_at is null returning id`,
+      [at, tenantId, endpointId],
+    );
+    if (rows.length === 0) return false;
+    await this.abandon(endpointId);
+    return true;
+  }
+
+  async addEventFor(event: StoredEvent, endpointId: string, deliveryId: string): Promise<void> {
+    await this.em.execute(
+      `with event as (insert into webhook_events (id, tenant_id, type, data, created_at) values (?, ?, ?, ?::jsonb, ?) returning id, created_at)
+       insert into webhook_deliveries (id, endpoint_id, event_id, attempt, status, next_attempt_at, created_at)
+       select ?, ?, event.id, 1, 'pending', event.created_at, event.created_at from event`,
+      [event.id, event.tenantId, event.type, JSON.stringify(event.data), event.createdAt, deliveryId, endpointId],
+    );
+  }
+
+  async deliveries(endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${DELIVERY} from webhook_deliveries d join webhook_events e on e.id = d.event_id
+        where d.endpoint_id = ? order by d.created_at desc, d.attempt desc, d.id desc limit ?`,
+      [endpointId, limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  async claimDue(now: Date, claimUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+    const rows = await this.em.execute<Row[]>(
+      `with claimed as (
+         update webhook_deliveries d set status = 'sending', claimed_until = ?, attempted_at = coalesce(d.attempted_at, ?)
+          where d.id in (
+            select x.id from webhook_deliveries x join webhook_endpoints w on w.id = x.endpoint_id
+             where x.status in ('pending', 'sending') and x.next_attempt_at <= ?
+               and (x.status = 'pending' or x.claimed_until < ?)
+               and w.deleted_at is null and w.disabled_at is null
+             order by x.next_attempt_at, x.id
+             limit ?
+             for update of x skip locked)
+         returning d.*)
+       select ${DELIVERY.replaceAll('d.', 'c.')}, e.tenant_id as event_tenant_id, e.data as event_data, e.created_at as event_created_at,
+              ${ENDPOINT_COLUMNS.map((column) => `w.${column} as w_${column}`).join(', ')},
+              coalesce((select f.attempted_at from webhook_deliveries f where f.endpoint_id = c.endpoint_id and f.event_id = c.event_id and f.attempt = 1), ?) as first_due_at
+         from claimed c join webhook_events e on e.id = c.event_id join webhook_endpoints w on w.id = c.endpoint_id
+        order by c.next_attempt_at, c.id`,
+      [claimUntil, now, now, now, limit, now],
+    );
+    return rows.map((row) => ({
+      delivery: toDelivery(row),
+      event: { id: String(row.event_id), tenantId: String(row.event_tenant_id), type: String(row.type), data: dataOf(row.event_data), createdAt: date(row.event_created_at) },
+      endpoint: toEndpoint(row, 'w_'),
+      firstDueAt: date(row.first_due_at),
+    }));
+  }
+
+  async finish(r: AttemptResult): Promise<void> {
+    await this.em.execute(
+      // a made attempt's next_attempt_at says when the next one is due (null: none)
+      `update webhook_deliveries set status = ?, response_status = ?, error = ?, claimed_until = null, next_attempt_at = ? where id = ?`,
+      [r.ok ? 'succeeded' : 'failed', r.responseStatus, r.error, r.retry?.at ?? null, r.deliveryId],
+    );
+    if (r.retry) {
+      await this.em.execute(
+        `insert into webhook_deliveries (id, endpoint_id, event_id, attempt, status, next_attempt_at, created_at)
+         select ?, endpoint_id, event_id, attempt + 1, 'pending', ?, ? from webhook_deliveries where id = ?
+         on conflict (endpoint_id, event_id, attempt) do nothing`,
+        [r.retry.id, r.retry.at, r.at, r.deliveryId],
+      );
+    }
+    if (r.ok) {
+      await this.em.execute(`update webhook_endpoints set failing_since = null where id = ? and failing_since is not null`, [r.endpointId]);
+      return;
+    }
+    // failing since the first failed attempt was taken, the time its retry window counts from
+    await this.em.execute(
+      `update webhook_endpoints set failing_since = coalesce(failing_since, (select attempted_at from webhook_deliveries where id = ?), ?) where id = ?`,
+      [r.deliveryId, r.at, r.endpointId],
+    );
+    if (r.disable) {
+      await this.em.execute(`update webhook_endpoints set disabled_at = ?, disabled_reason = ? where id = ? and disabled_at is null`, [r.at, r.disable, r.endpointId]);
+      await this.abandon(r.endpointId);
+    }
+  }
+
+  /** Attempts still to make to an endpoint that will get no more. */
+  private async abandon(endpointId: string): Promise<void> {
+    await this.em.execute(`update webhook_deliveries set status = 'abandoned', claimed_until = null where endpoint_id = ? and status in ('pending', 'sending')`, [endpointId]);
+  }
+}

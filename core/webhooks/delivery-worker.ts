@@ -1,0 +1,149 @@
+import { eventBody } from '../events/event.ts';
+import { messageOf } from '../errors.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids } from '../ports/ids.ts';
+import type { SecretBox } from '../ports/secret-box.ts';
+import type { Storage } from '../ports/storage.ts';
+import type { AttemptResult, ClaimedDelivery } from '../ports/webhook-storage.ts';
+import type { PostOutcome, WebhookSigner, WebhookTransport } from '../ports/webhook-transport.ts';
+import { DELIVERY_ID_PREFIX } from './endpoint.ts';
+import { failedTooLong, nextAttemptAt } from './retry.ts';
+
+/** What one attempt did, for whoever watches deliveries (metrics). */
+export interface AttemptReport {
+  endpointId: string;
+  eventType: string;
+  attempt: number;
+  outcome: 'succeeded' | 'failed' | 'refused';
+  responseStatus: number | null;
+  /** Time spent sending, by the clock. */
+  durationMs: number;
+  disabled: boolean;
+}
+
+/**
+ * Watches attempts (the metrics of webhook deliveries): called as an attempt starts, it answers what to call
+ * with the attempt's report once it is recorded, so the time between is the attempt's latency.
+ */
+export type DeliveryObserver = () => (report: AttemptReport) => void;
+
+export interface DeliverySettings {
+  /** Attempts taken per claim. */
+  batchSize: number;
+  /** Attempts sent at once. */
+  concurrency: number;
+  /** How long a claim keeps an attempt from other workers: longer than a POST may take. */
+  claimMs: number;
+}
+
+const DEFAULTS: DeliverySettings = { batchSize: 50, concurrency: 8, claimMs: 120_000 };
+
+/**
+ * Delivers the outbox (DESIGN.md §15): takes attempts that are due (one worker per attempt, whatever the number
+ * of workers), signs each the Standard Webhooks way, posts it, and records how it went; a failure schedules the
+ * next attempt with a growing gap for a day, and an endpoint failing for a whole day is disabled. A 2xx answer
+ * is a success; anything else, or no answer, a failure.
+ */
+export class DeliveryWorker {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly box: SecretBox | null;
+  private readonly signer: WebhookSigner;
+  private readonly transport: WebhookTransport;
+  private readonly settings: DeliverySettings;
+  private readonly observers: DeliveryObserver[] = [];
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secretBox: SecretBox | null; signer: WebhookSigner; transport: WebhookTransport; settings?: Partial<DeliverySettings> }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.box = deps.secretBox;
+    this.signer = deps.signer;
+    this.transport = deps.transport;
+    this.settings = { ...DEFAULTS, ...deps.settings };
+  }
+
+  /** Told of every attempt (a metrics counter); an observer that throws does not stop deliveries. */
+  addObserver(observer: DeliveryObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** One round: every attempt due now, claimed batch by batch until none is left. Answers how many were made. */
+  async deliverDue(): Promise<number> {
+    let made = 0;
+    for (;;) {
+      const now = this.clock.now();
+      const claimed = await this.storage.transaction((uow) => uow.webhooks.claimDue(now, new Date(now.getTime() + this.settings.claimMs), this.settings.batchSize));
+      if (claimed.length === 0) return made;
+      await inParallel(claimed, this.settings.concurrency, (item) => this.attempt(item));
+      made += claimed.length;
+      if (claimed.length < this.settings.batchSize) return made;
+    }
+  }
+
+  private async attempt(claimed: ClaimedDelivery): Promise<void> {
+    const { delivery, event, endpoint } = claimed;
+    const finished = this.observers.map((observer) => guarded(observer)).filter((done) => done !== null);
+    const started = this.clock.now();
+    let outcome: PostOutcome;
+    try {
+      if (!this.box) throw new Error('no SECRETS_KEY to open the signing secret with');
+      const secret = this.box.open(endpoint.secretSealed, endpoint.id);
+      const body = eventBody(event);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'gpu-control-plane-webhooks/1',
+        'webhook-id': event.id,
+        'webhook-timestamp': String(Math.floor(started.getTime() / 1000)),
+        'webhook-signature': this.signer.sign(secret, event.id, started, body),
+      };
+      outcome = await this.transport.post(endpoint.url, headers, body);
+    } catch (error) {
+      outcome = { kind: 'unreachable', reason: messageOf(error) };
+    }
+    const now = this.clock.now();
+    const ok = outcome.kind === 'answered' && outcome.status >= 200 && outcome.status < 300;
+    const error = ok ? null : outcome.kind === 'answered' ? `answered HTTP ${outcome.status}` : outcome.reason;
+    const retryAt = ok ? null : nextAttemptAt(delivery.attempt, claimed.firstDueAt, now);
+    const failingSince = endpoint.failingSince ?? now;
+    const result: AttemptResult = {
+      deliveryId: delivery.id,
+      endpointId: endpoint.id,
+      at: now,
+      ok,
+      responseStatus: outcome.kind === 'answered' ? outcome.status : null,
+      error,
+      retry: retryAt ? { id: this.ids.newId(DELIVERY_ID_PREFIX), at: retryAt } : null,
+      disable: !ok && failedTooLong(failingSince, now) ? `every delivery failed since ${failingSince.toISOString()} (24 hours); the last: ${error}` : null,
+    };
+    await this.storage.transaction((uow) => uow.webhooks.finish(result));
+    const report: AttemptReport = {
+      endpointId: endpoint.id,
+      eventType: event.type,
+      attempt: delivery.attempt,
+      outcome: ok ? 'succeeded' : outcome.kind === 'refused' ? 'refused' : 'failed',
+      responseStatus: result.responseStatus,
+      durationMs: now.getTime() - started.getTime(),
+      disabled: result.disable !== null,
+    };
+    for (const done of finished) guarded(() => done(report));
+  }
+}
+
+/** A watcher's failure is not the delivery's. */
+function guarded<T>(call: () => T): T | null {
+  try {
+    return call();
+  } catch {
+    return null;
+  }
+}
+
+async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,98 @@
+import { EVENT_ID_PREFIX, TEST_EVENT_TYPE, type EventType } from '../events/event.ts';
+import { DomainError, invalidInput, notFound } from '../errors.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ids } from '../ports/ids.ts';
+import type { SecretBox } from '../ports/secret-box.ts';
+import type { Storage } from '../ports/storage.ts';
+import type { WebhookSigner, WebhookTransport } from '../ports/webhook-transport.ts';
+import { DELIVERY_ID_PREFIX, ENDPOINT_ID_PREFIX, type WebhookDelivery, type WebhookEndpoint } from './endpoint.ts';
+
+export interface NewEndpoint {
+  url: string;
+  events: EventType[] | null;
+  description: string | null;
+}
+
+/** A new endpoint with its signing secret: the only time the secret is answered. */
+export interface CreatedEndpoint {
+  endpoint: WebhookEndpoint;
+  secret: string;
+}
+
+/** A tenant's webhook endpoints (DESIGN.md §15): registered, listed, deleted, tested, their deliveries shown. */
+export class WebhookService {
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly ids: Ids;
+  private readonly box: SecretBox | null;
+  private readonly signer: WebhookSigner;
+  private readonly transport: WebhookTransport;
+
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secretBox: SecretBox | null; signer: WebhookSigner; transport: WebhookTransport }) {
+    this.storage = deps.storage;
+    this.clock = deps.clock;
+    this.ids = deps.ids;
+    this.box = deps.secretBox;
+    this.signer = deps.signer;
+    this.transport = deps.transport;
+  }
+
+  async create(tenantId: string, request: NewEndpoint): Promise<CreatedEndpoint> {
+    // the secret signs every delivery, so it is kept (sealed), not digested: no key, no endpoints
+    if (!this.box) throw new DomainError('CONFLICT', 'webhook signing secrets are kept encrypted under SECRETS_KEY, and none is set; the operator sets SECRETS_KEY first');
+    const refusal = await this.transport.refusal(request.url);
+    if (refusal) throw invalidInput(['body', 'url'], refusal);
+    const id = this.ids.newId(ENDPOINT_ID_PREFIX);
+    const secret = this.signer.newSecret();
+    const endpoint: WebhookEndpoint = {
+      id,
+      tenantId,
+      url: request.url,
+      events: request.events,
+      description: request.description,
+      secretSealed: this.box.seal(secret, id),
+      createdAt: this.clock.now(),
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
+    };
+    await this.storage.transaction((uow) => uow.webhooks.addEndpoint(endpoint));
+    return { endpoint, secret };
+  }
+
+  list(tenantId: string): Promise<WebhookEndpoint[]> {
+    return this.storage.read((uow) => uow.webhooks.listEndpoints(tenantId));
+  }
+
+  async get(tenantId: string, endpointId: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.storage.read((uow) => uow.webhooks.getEndpoint(tenantId, endpointId));
+    if (!endpoint) throw notFound(`webhook endpoint ${endpointId}`);
+    return endpoint;
+  }
+
+  async delete(tenantId: string, endpointId: string): Promise<void> {
+    const deleted = await this.storage.transaction((uow) => uow.webhooks.deleteEndpoint(tenantId, endpointId, this.clock.now()));
+    if (!deleted) throw notFound(`webhook endpoint ${endpointId}`);
+  }
+
+  /** Schedules a `webhook.test` event for this endpoint alone, due now: the delivery worker sends it. */
+  async test(tenantId: string, endpointId: string): Promise<WebhookDelivery> {
+    return this.storage.transaction(async (uow) => {
+      const endpoint = await uow.webhooks.getEndpoint(tenantId, endpointId);
+      if (!endpoint) throw notFound(`webhook endpoint ${endpointId}`);
+      if (endpoint.disabledAt) throw new DomainError('CONFLICT', `webhook endpoint ${endpointId} is disabled (${endpoint.disabledReason}); register it again`);
+      const now = this.clock.now();
+      const event = { id: this.ids.newId(EVENT_ID_PREFIX), tenantId, type: TEST_EVENT_TYPE, data: { endpoint_id: endpointId }, createdAt: now };
+      const deliveryId = this.ids.newId(DELIVERY_ID_PREFIX);
+      await uow.webhooks.addEventFor(event, endpointId, deliveryId);
+      return { id: deliveryId, endpointId, eventId: event.id, type: event.type, attempt: 1, status: 'pending', responseStatus: null, error: null, nextAttemptAt: now, createdAt: now };
+    });
+  }
+
+  async deliveries(tenantId: string, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+    return this.storage.read(async (uow) => {
+      if (!(await uow.webhooks.getEndpoint(tenantId, endpointId))) throw notFound(`webhook endpoint ${endpointId}`);
+      return uow.webhooks.deliveries(endpointId, limit);
+    });
+  }
+}

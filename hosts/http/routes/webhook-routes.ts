@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { WebhookService } from '../../../core/webhooks/webhook-service.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
+import { ErrorOut } from '../schemas/common.ts';
+import {
+  DeliveriesQuery,
+  WebhookDeliveryOut,
+  WebhookEndpointCreate,
+  WebhookEndpointCreated,
+  WebhookEndpointIdParams,
+  WebhookEndpointOut,
+  webhookDeliveryOut,
+  webhookEndpointOut,
+} from '../schemas/webhooks.ts';
+
+const tags = ['webhooks'];
+const read = { kind: 'bearer', scope: 'read' } as const;
+const manage = { kind: 'bearer', scope: 'manage' } as const;
+
+/** Outbound webhooks (DESIGN.md §15): manage to register, delete and test endpoints, read to list them and their deliveries. */
+export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhook-endpoints',
+      operationId: 'createWebhookEndpoint',
+      summary: 'Register an endpoint for signed event deliveries; its signing secret is answered this once',
+      tags,
+      access: manage,
+      body: WebhookEndpointCreate,
+      responses: [
+        { status: 201, description: 'Registered', schema: WebhookEndpointCreated },
+        { status: 409, description: 'The server has no SECRETS_KEY to keep signing secrets under', schema: ErrorOut },
+      ],
+      async handle({ caller, body }) {
+        const { endpoint, secret } = await webhooks.create(caller!.tenantId, { url: body.url, events: body.events ?? null, description: body.description ?? null });
+        return { status: 201, body: { ...webhookEndpointOut(endpoint), secret } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhook-endpoints',
+      operationId: 'listWebhookEndpoints',
+      summary: "The tenant's webhook endpoints, oldest first (secrets are never answered again)",
+      tags,
+      access: read,
+      responses: [{ status: 200, description: 'Endpoints', schema: z.array(WebhookEndpointOut) }],
+      async handle({ caller }) {
+        return { status: 200, body: (await webhooks.list(caller!.tenantId)).map(webhookEndpointOut) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhook-endpoints/{endpoint_id}',
+      operationId: 'getWebhookEndpoint',
+      summary: 'One webhook endpoint, with whether it is failing or disabled',
+      tags,
+      access: read,
+      params: WebhookEndpointIdParams,
+      responses: [{ status: 200, description: 'The endpoint', schema: WebhookEndpointOut }],
+      async handle({ caller, params }) {
+        return { status: 200, body: webhookEndpointOut(await webhooks.get(caller!.tenantId, params.endpoint_id)) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/webhook-endpoints/{endpoint_id}',
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint: nothing more is sent to it, attempts still to make are abandoned',
+      tags,
+      access: manage,
+      params: WebhookEndpointIdParams,
+      responses: [{ status: 204, description: 'Deleted' }],
+      async handle({ caller, params }) {
+        await webhooks.delete(caller!.tenantId, params.endpoint_id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhook-endpoints/{endpoint_id}/test',
+      operationId: 'testWebhookEndpoint',
+      summary: 'Send a webhook.test event to this endpoint alone (the delivery worker posts it within seconds)',
+      tags,
+      access: manage,
+      params: WebhookEndpointIdParams,
+      bodyOptional: true,
+      body: z.strictObject({}),
+      responses: [
+        { status: 202, description: 'Scheduled: follow it in the deliveries', schema: WebhookDeliveryOut },
+        { status: 409, description: 'The endpoint is disabled', schema: ErrorOut },
+      ],
+      async handle({ caller, params }) {
+        return { status: 202, body: webhookDeliveryOut(await webhooks.test(caller!.tenantId, params.endpoint_id)) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhook-endpoints/{endpoint_id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: "The endpoint's delivery attempts, made and scheduled, newest first",
+      tags,
+      access: read,
+      params: WebhookEndpointIdParams,
+      query: DeliveriesQuery,
+      responses: [{ status: 200, description: 'Attempts', schema: z.array(WebhookDeliveryOut) }],
+      async handle({ caller, params, query }) {
+        return { status: 200, body: (await webhooks.deliveries(caller!.tenantId, params.endpoint_id, query.limit)).map(webhookDeliveryOut) };
+      },
+    }),
+  ];
+}
