@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import { buildProgram } from '../../hosts/cli/program.ts';
@@ -55,6 +57,14 @@ function commandPaths(): string[][] {
 }
 
 describe('usage', () => {
+  it('`npx gpuctl` in the checkout runs the package bin on Node 24', async () => {
+    const root = join(import.meta.dirname, '../..');
+    const { stdout } = await promisify(execFile)('npx', ['--no-install', 'gpuctl', '--version'], { cwd: root, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
+    expect(manifest.bin).toEqual({ gpuctl: 'bin/gpuctl.js' });
+    expect(stdout).toBe(`${manifest.version}\n`);
+  });
+
   it('every command has --help with an Example: line, exit 0', async () => {
     const paths = commandPaths();
     expect(paths.map((p) => p.join(' '))).toEqual(
