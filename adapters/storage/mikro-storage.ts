@@ -4,6 +4,8 @@ import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
 import type { Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
+import { NO_METRICS, type Metrics } from '../../core/ports/metrics.ts';
+import { immediateTally, PendingLedgerTally, type LedgerTally } from './ledger-tally.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
@@ -75,7 +77,7 @@ async function openOrm(target: StorageTarget): Promise<MikroORM> {
   } as Options)) as unknown as MikroORM;
 }
 
-const unitOfWork = (em: EntityManager): UnitOfWork => ({
+const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   volumes: new MikroVolumeStore(em),
   identities: new MikroIdentityLinkStore(em),
   deviceFlows: new MikroDeviceFlowStore(em),
@@ -84,15 +86,15 @@ const unitOfWork = (em: EntityManager): UnitOfWork => ({
   tokens: new MikroTokenStore(em),
   marketSummary: new MikroMarketSummaryStore(em),
   accounts: new MikroAccountStore(em),
-  ledger: new MikroLedgerStore(em),
+  ledger: new MikroLedgerStore(em, ledger),
   deposits: new MikroDepositStore(em),
   instances: new EventedInstanceStore(em, new MikroEventOutbox(em, EVENT_IDS)),
-  sweep: new MikroSweepStore(em),
+  sweep: new MikroSweepStore(em, ledger),
   autoRecharges: new MikroAutoRechargeStore(em),
   sshKeys: new MikroSshKeyStore(em),
   images: new MikroImageStore(em),
   templates: new MikroTemplateStore(em),
-  usage: new MikroUsageStore(em),
+  usage: new MikroUsageStore(em, ledger),
   reservations: new MikroReservationStore(em),
   events: new MikroEventOutbox(em, EVENT_IDS),
   webhooks: new MikroWebhookStore(em),
@@ -110,6 +112,8 @@ export class MikroStorage implements Storage {
   readonly orm: MikroORM;
   readonly target: StorageTarget;
   private readonly running = new Set<string>();
+  private metrics: Metrics = NO_METRICS;
+  private readonly immediate = immediateTally(() => this.metrics);
 
   private constructor(orm: MikroORM, target: StorageTarget) {
     this.orm = orm;
@@ -175,16 +179,24 @@ export class MikroStorage implements Storage {
     }
   }
 
-  transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(unitOfWork(em)));
+  /** Ledger entries are told to `metrics` once committed (ledger_amount_cents_total). */
+  observe(metrics: Metrics): void {
+    this.metrics = metrics;
+  }
+
+  async transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    const ledger = new PendingLedgerTally();
+    const result = await this.orm.em.fork().transactional((em) => work(unitOfWork(em, ledger)));
+    ledger.committed(this.metrics);
+    return result;
   }
 
   read<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return work(unitOfWork(this.orm.em.fork()));
+    return work(unitOfWork(this.orm.em.fork(), this.immediate));
   }
 
   autocommit<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return work(unitOfWork(this.orm.em.fork()));
+    return work(unitOfWork(this.orm.em.fork(), this.immediate));
   }
 
   /** Raw SQL for operators' tools and tests; never used by the core. */

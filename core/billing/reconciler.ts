@@ -1,4 +1,5 @@
 import type { Clock } from '../ports/clock.ts';
+import { NO_METRICS, type Metrics } from '../ports/metrics.ts';
 import type { Machine, Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import { isInstanceId, type Instance } from '../rentals/instance.ts';
@@ -34,8 +35,10 @@ export class Reconciler {
   private readonly clock: Clock;
   private readonly rentals: RentalService;
   private readonly provisioningDeadlineMs: number;
+  private readonly metrics: Metrics;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number; metrics?: Metrics }) {
+    this.metrics = deps.metrics ?? NO_METRICS;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
@@ -111,7 +114,10 @@ export class Reconciler {
       // never ran: nothing is owed. Without any machine, wait out the deadline (an ambiguous create may still land)
       if (!machine && instance.machineId === null && !pastDeadline) return;
       const target = instance.machineId ?? machine?.machineId ?? null;
-      if (await this.end(instance, 'failed')) counts.failedProvisioning++;
+      if (await this.end(instance, 'failed')) {
+        counts.failedProvisioning++;
+        this.metrics.rentalFailed(provider.name, 'never_started');
+      }
       if (target && machine?.status !== 'terminated') await provider.terminateMachine(target);
       return;
     }

@@ -1,4 +1,5 @@
 import type { Clock } from '../ports/clock.ts';
+import { NO_METRICS, type Metrics, type SweepPassOutcome, type SweepPassTimer } from '../ports/metrics.ts';
 import type { Provider } from '../ports/providers.ts';
 import type { Lease, Storage } from '../ports/storage.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
@@ -113,6 +114,7 @@ export class SweepService {
   private readonly balanceAlerts: SweepBalanceAlerts | null;
   private readonly spotClaims: SweepSpotClaims | null;
   private readonly reconciler: Reconciler;
+  private readonly metrics: Metrics;
 
   constructor(deps: {
     storage: Storage;
@@ -124,9 +126,11 @@ export class SweepService {
     metering?: SweepMetering;
     volumes?: SweepVolumes;
     reservations?: SweepReservations;
+    metrics?: Metrics;
     balanceAlerts?: SweepBalanceAlerts;
     spotClaims?: SweepSpotClaims;
   }) {
+    this.metrics = deps.metrics ?? NO_METRICS;
     this.reservations = deps.reservations ?? null;
     this.balanceAlerts = deps.balanceAlerts ?? null;
     this.spotClaims = deps.spotClaims ?? null;
@@ -142,11 +146,14 @@ export class SweepService {
   }
 
   async run(): Promise<SweepReport> {
-    const outcome = await this.storage.exclusive('billing-sweep', (lease) => this.pass(lease));
-    return outcome.ran ? outcome.result : { ...emptyReport(this.clock.now()), ran: false };
+    const timer = this.metrics.sweepPassStarted();
+    const outcome = await this.storage.exclusive('billing-sweep', (lease) => this.pass(lease, timer));
+    const report = outcome.ran ? outcome.result : { ...emptyReport(this.clock.now()), ran: false };
+    timer.finished(passOutcome(report));
+    return report;
   }
 
-  private async pass(lease: Lease): Promise<SweepReport> {
+  private async pass(lease: Lease, timer: SweepPassTimer): Promise<SweepReport> {
     const report = emptyReport(this.clock.now());
     const steps: Step[] = [
       ...this.providers.map((provider): Step => [`reconcile ${provider.name}`, (r) => this.reconciler.reconcile(provider, r)]),
@@ -172,7 +179,9 @@ export class SweepService {
         report.errors.push(`the sweep lost its lock; stopped before ${name} (the next pass carries on)`);
         break;
       }
+      const stepEnded = timer.step(name);
       await isolated(report.errors, name, () => run(report));
+      stepEnded();
     }
     return report;
   }
@@ -277,6 +286,34 @@ export class SweepService {
     }
   }
 }
+
+/** What a pass did, item by item, for monitoring (sweep_items_total). */
+const passOutcome = (report: SweepReport): SweepPassOutcome => ({
+  ran: report.ran,
+  lockLost: report.lockLost,
+  errors: report.errors.length,
+  items: {
+    blocks_paid: report.blocksPaid,
+    removals: report.removals,
+    breakers_tripped: report.breakersTripped,
+    adopted: report.adopted,
+    failed_provisioning: report.failedProvisioning,
+    gone_upstream: report.goneUpstream,
+    orphans_terminated: report.orphansTerminated,
+    terminations_retried: report.terminationsRetried,
+    checkouts_settled: report.checkoutsSettled,
+    usage_settled: report.usageSettled,
+    volume_hours_recorded: report.volumeHoursRecorded,
+    reservations_started: report.reservationsStarted,
+    reservations_failed: report.reservationsFailed,
+    auto_recharges_succeeded: report.autoRecharge.succeeded,
+    auto_recharges_failed: report.autoRecharge.failed,
+    preempted: report.preempted,
+    spot_claims_rented: report.spotClaimsRented,
+    spot_claims_expired: report.spotClaimsExpired,
+    conflicts: report.conflicts.length,
+  },
+});
 
 const emptyReport = (at: Date): SweepReport => ({
   ran: true,

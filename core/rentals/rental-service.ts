@@ -7,6 +7,7 @@ import type { MarketService } from '../market/market-service.ts';
 import { perGpuCents, rateCentsPerHour } from '../market/pricing.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
+import { NO_METRICS, type Metrics } from '../ports/metrics.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
 import { isRebootable, isSelfRemoving, isSpotMarket, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
 import type { Offer } from '../market/offer.ts';
@@ -99,6 +100,7 @@ export class RentalService {
   private readonly launchWaitMs: number;
   private readonly catalog: RentalCatalog;
   private readonly volumes: VolumeService;
+  private readonly metrics: Metrics;
 
   constructor(deps: {
     storage: Storage;
@@ -110,8 +112,10 @@ export class RentalService {
     catalog: RentalCatalog;
     volumes: VolumeService;
     launchWaitMs?: number;
+    metrics?: Metrics;
   }) {
     this.launchWaitMs = deps.launchWaitMs ?? 60_000;
+    this.metrics = deps.metrics ?? NO_METRICS;
     this.catalog = deps.catalog;
     this.volumes = deps.volumes;
     this.storage = deps.storage;
@@ -247,6 +251,7 @@ export class RentalService {
       return { instance, replayed: false, upstreamVolumeIds: volumes.upstreamIds };
     });
     if (created.replayed) return this.replay(created.instance, digest);
+    this.metrics.rentalCreated(provider.name);
     const bid = spot ? upstreamBidUsd(spot.bidCentsPerGpuHour * created.instance.gpuCount, this.market.settings.markupBps) : null;
     const launching = this.launch(provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] }, bid);
     this.launching.set(created.instance.id, launching.catch(() => undefined));
@@ -431,7 +436,10 @@ export class RentalService {
       await uow.instances.update(updated);
       return updated;
     });
-    if (refusal && recorded.status === 'failed') throw new DomainError('CONFLICT', refusal);
+    if (refusal && recorded.status === 'failed') {
+      this.metrics.rentalFailed(provider.name, 'refused');
+      throw new DomainError('CONFLICT', refusal);
+    }
     if (!machine) return recorded; // no definite answer: the reconciler adopts a machine by its label, or fails the rental at the deadline
     if (recorded.status === 'terminating') return this.removeUpstream(recorded);
     if (recorded.status === 'failed' || recorded.status === 'terminated') await provider.terminateMachine(machine.machineId).catch(() => undefined); // the reconciler removes it otherwise

@@ -40,6 +40,8 @@ export interface ControlPlaneConfig {
    * directory (secrets.key); PostgreSQL then keeps no registry passwords (docs/decisions.md, Catalog).
    */
   secretsKey?: Uint8Array;
+  /** GET /metrics: a bearer token accepted besides the operator keys; the sweep daemon's port for it (unset: none). */
+  metrics?: MetricsConfig;
   /** Outbound webhooks (DESIGN.md §15): the delivery worker and where endpoints may point. */
   webhooks?: WebhooksConfig;
 }
@@ -53,6 +55,11 @@ export interface WebhooksConfig {
   pollMs?: number;
   /** Longest a POST to an endpoint may take (WEBHOOK_TIMEOUT_MS). Default 10 000 ms. */
   timeoutMs?: number;
+}
+
+export interface MetricsConfig {
+  token?: string;
+  port?: number;
 }
 
 export type PaymentsConfig =
@@ -136,6 +143,9 @@ const EnvSchema = z.object({
     .union([z.enum(['true', 'false']), z.coerce.number().int().min(0)])
     .default('false')
     .transform((value) => (value === 'true' ? true : value === 'false' ? false : value)),
+  // a scraper's credential: long enough not to be guessed, never repeated in a message
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 });
@@ -192,6 +202,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE, operatorPerMinute: e.OPERATOR_RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
     tokenCacheMs: e.TOKEN_CACHE_SECONDS * 1000,
+    metrics: { ...(e.METRICS_TOKEN && { token: e.METRICS_TOKEN }), ...(e.METRICS_PORT && { port: e.METRICS_PORT }) },
     ...(e.REDIS_URL && { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX } }),
     providers,
     billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100, maxPaymentsPer24h: e.MAX_PAYMENTS_PER_24H },

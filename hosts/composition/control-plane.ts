@@ -62,6 +62,11 @@ import { SpotClaimService } from '../../core/spot/spot-claim-service.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
 import { spotClaimRoutes } from '../http/routes/spot-claim-routes.ts';
 import { searchFilterOf } from '../http/schemas/catalog.ts';
+import { PrometheusMetrics } from '../../adapters/metrics/prometheus-metrics.ts';
+import type { Metrics } from '../../core/ports/metrics.ts';
+import { instrumentedProvider } from './instrumented-provider.ts';
+import { readinessProbe } from './readiness.ts';
+import { monitoringRoutes } from '../http/routes/monitoring-routes.ts';
 import type { WebhookService } from '../../core/webhooks/webhook-service.ts';
 import type { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
 import type { Resolver } from '../../adapters/webhooks/undici-transport.ts';
@@ -93,6 +98,8 @@ export const TOKENS = {
   volumes: 'VolumeService',
   metering: 'MeteringService',
   reservations: 'ReservationService',
+  /** The Metrics port (core/ports/metrics.ts): services that report events resolve it. */
+  metrics: 'Metrics',
   spotClaims: 'SpotClaimService',
 } as const;
 
@@ -126,6 +133,8 @@ export interface ControlPlane {
   clock: Clock;
   logger: Logger;
   container: DependencyContainer;
+  /** What GET /metrics renders; the HTTP host observes requests into it (app.ts). */
+  metrics: PrometheusMetrics;
   close(): Promise<void>;
 }
 
@@ -186,6 +195,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const priceList = priceListOf(config.metering);
   if (!priceList.ok) throw new ConfigError(`invalid configuration:\n${priceList.problems.map((p) => `  METERED_PRICES (metering.prices): ${p}`).join('\n')}`);
   const storage = await MikroStorage.open(config.storage);
+  const metrics = new PrometheusMetrics();
+  storage.observe(metrics);
   // the embedded processor keeps its checkouts in our database, so an unpaid one outlives a restart
   const payments = overrides.payments ?? (await createPayments(paymentsConfig!, publicUrl, storage));
 
@@ -216,7 +227,10 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     : buildProviders(config, { clock, database: storage });
   const rentalsOpen = config.market?.rentalsOpen ?? !built.anyReal;
   const timeoutMs = config.market?.providerTimeoutMs ?? 10_000;
-  container.register<Provider[]>(TOKENS.providers, { useValue: overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers });
+  container.register<Metrics>(TOKENS.metrics, { useValue: metrics });
+  // outermost, so faults a test injects count as the provider's errors
+  const providers = overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers;
+  container.register<Provider[]>(TOKENS.providers, { useValue: providers.map((provider) => instrumentedProvider(provider, metrics)) });
   // on PostgreSQL several replicas may run: one lists each provider per interval and the others load its offers
   const sharedSnapshots = config.market?.sharedSnapshots ?? storage.target.kind === 'postgres';
   container.register(TOKENS.market, {
@@ -266,6 +280,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           providers: c.resolve<Provider[]>(TOKENS.providers),
           catalog: c.resolve<CatalogService>(TOKENS.catalog),
           volumes: c.resolve<VolumeService>(TOKENS.volumes),
+          metrics: c.resolve<Metrics>(TOKENS.metrics),
         }),
     ),
   });
@@ -332,6 +347,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
           metering: c.resolve<MeteringService>(TOKENS.metering),
           volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
+          metrics: c.resolve<Metrics>(TOKENS.metrics),
           balanceAlerts: new BalanceAlerts(basics(c)),
           reservations: new ReservationStarter({
             ...basics(c),
@@ -435,7 +451,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
 
   const routes: RouteDef[] = [];
   let openApi: object = {};
-  routes.push(...metaRoutes(API_VERSION, () => openApi), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary, services.rentals),
+  routes.push(...metaRoutes(API_VERSION, () => openApi), ...monitoringRoutes(readinessProbe(storage, services.market), metrics, config.metrics?.token ?? null), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary, services.rentals),
     ...billingRoutes(services.billing, services.accountControl, services.payments),
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
@@ -475,6 +491,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     clock,
     logger,
     container,
+    metrics,
     async close() {
       refreshJob?.stop();
       sweepJob?.stop();

@@ -21,6 +21,8 @@ const security = (access: Access) => {
       return [{ bearerAuth: [access.scope] }, {}];
     case 'operator':
       return [{ operatorKey: [] }];
+    case 'monitoring':
+      return [{ operatorKey: [] }, { metricsToken: [] }];
   }
 };
 
@@ -34,6 +36,8 @@ const scopeNote = (access: Access): string => {
       return `Bearer token with the \`${access.scope}\` scope, or no bearer and the credential in the body.`;
     case 'operator':
       return 'Operator key in the X-Service-Operator-Key header.';
+    case 'monitoring':
+      return 'Operator key in the X-Service-Operator-Key header, or `Authorization: Bearer <METRICS_TOKEN>`.';
   }
 };
 
@@ -64,6 +68,8 @@ function derivedResponses(route: RouteDef): Map<number, { description: string; s
   if (malformed.length > 0) derived.set(400, error(`Malformed request: ${malformed.join(', or ')}`));
   if (access.kind === 'operator') {
     derived.set(401, error('Missing or wrong operator key (or none configured on this server)'));
+  } else if (access.kind === 'monitoring') {
+    derived.set(401, error('Missing or wrong operator key or metrics token'));
   } else if (access.kind === 'bearer') {
     derived.set(401, error('Missing, invalid, expired or revoked bearer token'));
   } else if (access.kind === 'bearer-or-body') {
@@ -128,6 +134,7 @@ function operation(route: RouteDef) {
 const SCHEMES = {
   bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from POST /v1/tokens.' },
   operatorKey: { type: 'apiKey', in: 'header', name: 'X-Service-Operator-Key' },
+  metricsToken: { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN this server was started with (monitoring only).' },
 } as const;
 
 /** Only the schemes some route uses: the document describes what exists. */
@@ -135,7 +142,8 @@ const usedSchemes = (routes: readonly RouteDef[]) => {
   const kinds = new Set(routes.map((r) => r.access.kind));
   return {
     ...((kinds.has('bearer') || kinds.has('bearer-or-body')) && { bearerAuth: SCHEMES.bearerAuth }),
-    ...(kinds.has('operator') && { operatorKey: SCHEMES.operatorKey }),
+    ...((kinds.has('operator') || kinds.has('monitoring')) && { operatorKey: SCHEMES.operatorKey }),
+    ...(kinds.has('monitoring') && { metricsToken: SCHEMES.metricsToken }),
   };
 };
 

@@ -13,7 +13,9 @@ export type Access =
   | { kind: 'bearer'; scope: Scope | null }
   /** A bearer token with `scope`, or no bearer and a credential in the body (bootstrap). */
   | { kind: 'bearer-or-body'; scope: Scope }
-  | { kind: 'operator' };
+  | { kind: 'operator' }
+  /** Monitoring (GET /metrics): an operator key, or `Authorization: Bearer <METRICS_TOKEN>` when one is set. */
+  | { kind: 'monitoring'; metricsToken: string | null };
 
 /**
  * A success, or an outcome of the use case (a 404, 409, 503... the route's own domain outcomes). The statuses
@@ -26,10 +28,13 @@ export interface RouteResponse {
   /** Defaults to ErrorOut for an error status. */
   schema?: z.ZodType;
   /** Default application/json. */
-  contentType?: 'application/json' | 'text/html';
+  contentType?: 'application/json' | 'text/html' | typeof PROMETHEUS_TEXT;
   /** Headers this answer carries besides the rate-limit ones, by their canonical name, e.g. Location. */
   headers?: Record<string, z.ZodType>;
 }
+
+/** Prometheus's text exposition format (version 0.0.4), what scrapers ask for. */
+export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
 export interface HandlerContext<P, Q, B> {
   params: P;
@@ -42,7 +47,7 @@ export interface HandlerContext<P, Q, B> {
 }
 
 export type RawBody =
-  | { contentType: 'application/json' | 'text/html'; text: string }
+  | { contentType: 'application/json' | 'text/html' | typeof PROMETHEUS_TEXT; text: string }
   /**
    * Chunks written in turn in one go, so a cached head is sent without being copied. `sent`, if any, is
    * called once they are all with the operating system (the answer's 'finish'): their memory may be reused.

@@ -5,6 +5,7 @@ import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Token } from '../../core/tenancy/token.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { readJsonBody } from './json-body.ts';
+import { monitoringAccess } from './monitoring-access.ts';
 import { operatorKeyMatcher } from './operator-keys.ts';
 import { rateLimiters, type RateLimiters, type RateLimitSettings } from './rate-limit.ts';
 import type { RouteDef } from './route.ts';
@@ -148,6 +149,9 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
   const find = routeFinder(routes);
   const queryOf = new Map(routes.filter((route) => route.query).map((route) => [route, queryParser(route)]));
   const operatorKeyOf = operatorKeyMatcher(deps.operatorKeys);
+  const monitoringOf = new Map(
+    routes.flatMap((route) => (route.access.kind === 'monitoring' ? [[route, monitoringAccess(deps.operatorKeys, route.access.metricsToken ?? undefined)] as const] : [])),
+  );
   const operatorKeyRefused =
     deps.operatorKeys.length === 0
       ? 'no operator keys are configured on this server; set the OPERATOR_KEYS environment variable (comma-separated, each at least 16 characters) and restart it'
@@ -169,6 +173,13 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
         if (key) return (await limiters.byOperator(key, res)) && { caller: null };
         if (!(await limiters.byAddress(req, res))) return false;
         throw new DomainError('OPERATOR_KEY_INVALID', operatorKeyRefused);
+      }
+      case 'monitoring': {
+        const monitoring = monitoringOf.get(route)!;
+        const scraper = monitoring.callerOf(req.get(OPERATOR_KEY_HEADER), req.headers.authorization);
+        if (scraper) return (await limiters.byOperator(scraper, res)) && { caller: null };
+        if (!(await limiters.byAddress(req, res))) return false;
+        throw new DomainError('UNAUTHENTICATED', monitoring.refusal);
       }
       case 'bearer':
       case 'bearer-or-body': {
@@ -236,6 +247,8 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
       next();
       return;
     }
+    // the template, for metrics (request-log.ts): never the raw path, whose ids would make a series each
+    res.locals.route = match.route.path;
     serve(match, req, res).catch(next);
   };
 }

@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
+import { listenMetrics } from './metrics-server.ts';
 
 /**
  * The billing sweep as its own process (`npm run sweep`): every minute, or once with `--once`. It needs
@@ -25,10 +26,19 @@ async function main(): Promise<void> {
     await plane.close();
     return;
   }
+  // METRICS_PORT: the daemon's own /metrics (sweep passes, provider calls, ledger), same credentials as the API's
+  const metricsPort = config.metrics?.port;
+  const metricsServer = metricsPort === undefined ? null : listenMetrics(plane.metrics, { operatorKeys: config.operatorKeys, metricsToken: config.metrics?.token }, metricsPort, config.host);
+  metricsServer?.on('error', (error) => {
+    plane.logger.fatal({ err: error, port: metricsPort }, 'the sweep daemon cannot serve metrics on METRICS_PORT');
+    process.exit(1);
+  });
+  metricsServer?.once('listening', () => plane.logger.info({ port: metricsPort }, `sweep daemon metrics on http://localhost:${metricsPort}/metrics`));
   const job = new Cron('30 * * * * *', { protect: true, catch: (error) => plane.logger.error({ err: error }, 'billing sweep failed') }, pass);
   const stop = async (signal: string) => {
     plane.logger.info({ signal }, 'stopping the sweep daemon after the pass in flight');
     job.stop();
+    metricsServer?.close();
     while (job.isBusy()) await new Promise((resolve) => setTimeout(resolve, 100));
     await plane.close();
     process.exit(0);

@@ -14,6 +14,8 @@ afterAll(async () => api?.close());
 
 const EXPECTED = [
   'GET /healthz',
+  'GET /readyz',
+  'GET /metrics',
   'GET /openapi.json',
   'POST /v1/tenants',
   'POST /v1/tokens',

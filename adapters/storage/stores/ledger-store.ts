@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { LedgerEntry, LedgerKind, LedgerPosting } from '../../../core/billing/account.ts';
 import type { LedgerStore } from '../../../core/ports/storage.ts';
+import type { LedgerTally } from '../ledger-tally.ts';
 import { date, num, textOrNull, type Row } from './sql-rows.ts';
 
 const toEntry = (row: Row): LedgerEntry => ({
@@ -18,9 +19,11 @@ const COLUMNS = 'id, tenant_id, kind, amount_cents, balance_after_cents, referen
 
 export class MikroLedgerStore implements LedgerStore {
   private readonly em: EntityManager;
+  private readonly tally: LedgerTally;
 
-  constructor(em: EntityManager) {
+  constructor(em: EntityManager, tally: LedgerTally) {
     this.em = em;
+    this.tally = tally;
   }
 
   async post(posting: LedgerPosting, id: string): Promise<LedgerEntry | null> {
@@ -48,7 +51,9 @@ export class MikroLedgerStore implements LedgerStore {
         posting.at,
       ],
     );
-    return rows[0] ? toEntry(rows[0]) : null;
+    if (!rows[0]) return null;
+    this.tally.posted(posting.kind, posting.amountCents, 1);
+    return toEntry(rows[0]);
   }
 
   async list(tenantId: string, limit: number): Promise<LedgerEntry[]> {

@@ -4,6 +4,7 @@ import type { Cents } from '../../../core/money.ts';
 import { formatMicros, microsOf } from '../../../core/metering/decimal.ts';
 import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../../../core/metering/usage.ts';
 import type { UsageStore } from '../../../core/ports/storage.ts';
+import type { LedgerTally } from '../ledger-tally.ts';
 import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = 'id, tenant_id, resource_kind, quantity, unit, unit_price_usd, amount_cents, started_at, ended_at, reference, settled_at, created_at';
@@ -69,9 +70,11 @@ select (select count(*) from posted) as settled, (select coalesce(-sum(amount_ce
 
 export class MikroUsageStore implements UsageStore {
   private readonly em: EntityManager;
+  private readonly tally: LedgerTally;
 
-  constructor(em: EntityManager) {
+  constructor(em: EntityManager, tally: LedgerTally) {
     this.em = em;
+    this.tally = tally;
   }
 
   async add(usage: NewUsage): Promise<UsageRecord | null> {
@@ -176,6 +179,8 @@ export class MikroUsageStore implements UsageStore {
     );
     const [row] = await this.em.execute<Row[]>(settleSql(one), one ? [tenantId, at, at] : [at, at]);
     if (!row || num(row.marked) !== num(row.settled)) throw new Error(`settlement posted ${row?.settled} entries but marked ${row?.marked} records`);
+    // usage entries are debits: `amount` is what they took from the balances
+    this.tally.posted('usage', -num(row.amount), num(row.settled));
     return { settled: num(row.settled), amountCents: num(row.amount) };
   }
 }

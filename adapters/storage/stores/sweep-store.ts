@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { SweepStore } from '../../../core/ports/storage.ts';
+import type { LedgerTally } from '../ledger-tally.ts';
 import { num, textArray, type Row } from './sql-rows.ts';
 
 /**
@@ -52,13 +53,16 @@ debited as (
    where a.tenant_id = s.tenant_id
   returning a.tenant_id
 )
-select (select count(*) from posted) as paid, (select count(*) from advanced) as advanced, (select count(*) from debited) as accounts`;
+select (select count(*) from posted) as paid, (select coalesce(sum(amount_cents), 0) from posted) as amount,
+       (select count(*) from advanced) as advanced, (select count(*) from debited) as accounts`;
 
 export class MikroSweepStore implements SweepStore {
   private readonly em: EntityManager;
+  private readonly tally: LedgerTally;
 
-  constructor(em: EntityManager) {
+  constructor(em: EntityManager, tally: LedgerTally) {
     this.em = em;
+    this.tally = tally;
   }
 
   async payDueBlocks(now: Date): Promise<number> {
@@ -70,7 +74,9 @@ export class MikroSweepStore implements SweepStore {
       [now],
     );
     const [row] = await this.em.execute<Row[]>(PAY_DUE_BLOCKS, [now, now]);
-    return row ? num(row.paid) : 0;
+    if (!row) return 0;
+    this.tally.posted('rental_hour', num(row.amount), num(row.paid));
+    return num(row.paid);
   }
 
   async breakerCandidates(now: Date, defaultMaxBurnCentsPerHour: number | null): Promise<string[]> {
