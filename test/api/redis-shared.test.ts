@@ -1,20 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { createConnection } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshPostgres, postgresReachable, type TestDatabase } from '../support/database.ts';
-
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-const redisReachable = (): Promise<boolean> =>
-  new Promise((resolve) => {
-    const { hostname, port } = new URL(REDIS_URL);
-    const socket = createConnection({ host: hostname, port: Number(port || 6379) });
-    socket.setTimeout(1_000, () => (socket.destroy(), resolve(false)));
-    socket.once('connect', () => (socket.end(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
+import { freshRedisPrefix, redisReachable, TEST_REDIS_URL as REDIS_URL } from '../support/redis.ts';
 
 const open: { close(): Promise<void> }[] = [];
 let database: TestDatabase | null = null;
@@ -28,7 +16,7 @@ afterEach(async () => {
 async function replicas(count: number, config: Parameters<typeof startApi>[0], redisUrl = REDIS_URL): Promise<TestApi[]> {
   database = await freshPostgres();
   const clock = new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
-  const prefix = `gcp-test-${randomBytes(4).toString('hex')}:`;
+  const prefix = freshRedisPrefix();
   const started: TestApi[] = [];
   for (let i = 0; i < count; i++) {
     const api = await startApi({ redis: { url: redisUrl, prefix }, ...config }, { database, clock });
