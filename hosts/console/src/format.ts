@@ -1,0 +1,60 @@
+/** Money and time for people: dollars and cents from integer cents (no float ever), times in their zone. */
+
+const grouping = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+
+/** 123456 -> "$1,234.56"; -5 -> "-$0.05". Integer arithmetic only. */
+export function usd(cents: number): string {
+  if (!Number.isSafeInteger(cents)) return '—';
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  const dollars = (abs - (abs % 100)) / 100;
+  return `${sign}$${grouping.format(dollars)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** A person's dollar amount ("12", "12.5", "12.50") checked as text, sent as text: the API parses it exactly. */
+export const DOLLARS = /^\d{1,9}(\.\d{1,2})?$/;
+
+/** "12.34" -> 1234, exactly, for the "charged now" sentences; null when it is not dollars and cents. */
+export function centsOf(text: string): number | null {
+  const m = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text.trim());
+  if (!m) return null;
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}
+
+const absolute = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return absolute.format(new Date(iso));
+}
+
+const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1_000],
+];
+
+/** "in 3 hours", "5 minutes ago". */
+export function relative(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '';
+  const diff = Date.parse(iso) - now;
+  for (const [unit, ms] of STEPS) if (Math.abs(diff) >= ms || unit === 'second') return relativeFormat.format(Math.round(diff / ms), unit);
+  return '';
+}
+
+/** A countdown "2d 03:04:05" to a moment (zero once passed). */
+export function countdown(iso: string, now = Date.now()): string {
+  let s = Math.max(0, Math.floor((Date.parse(iso) - now) / 1000));
+  const d = Math.floor(s / 86_400);
+  s -= d * 86_400;
+  const hms = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60].map((n) => String(n).padStart(2, '0')).join(':');
+  return d ? `${d}d ${hms}` : hms;
+}
+
+/** The local calendar day of a moment, YYYY-MM-DD, for the spend chart. */
+export function localDay(iso: string): string {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}

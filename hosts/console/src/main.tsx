@@ -1,0 +1,116 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { del, get } from './api.ts';
+import { onSessionChange, sessionToken, setSession } from './session.ts';
+import { BASE, interceptLinks, navigate, useLocation } from './router.ts';
+import { AuthPage, HostedCallback } from './pages/auth.tsx';
+import { MarketPage } from './pages/market.tsx';
+import { RentPage } from './pages/rent.tsx';
+import { InstancesPage } from './pages/instances.tsx';
+import { TokensPage } from './pages/tokens.tsx';
+import { LibraryPage } from './pages/library.tsx';
+import { BillingPage } from './pages/billing.tsx';
+import './style.css';
+
+const NAV: [string, string][] = [
+  ['/market', 'Market'],
+  ['/instances', 'Instances'],
+  ['/billing', 'Billing'],
+  ['/tokens', 'Tokens'],
+  ['/library', 'Keys, images & more'],
+];
+
+function useSignedIn(): boolean {
+  const [signedIn, set] = useState(sessionToken() !== null);
+  useEffect(() => onSessionChange(() => set(sessionToken() !== null)), []);
+  return signedIn;
+}
+
+function Page({ path, signedIn }: { path: string; signedIn: boolean }) {
+  if (path === '/') return <MarketPage signedIn={signedIn} />;
+  if (path === '/market') return <MarketPage signedIn={signedIn} />;
+  if (path === '/callback') return <HostedCallback />;
+  const auth = /^\/(sign-in|sign-up|confirm|forgot|reset|github)$/.exec(path);
+  if (auth) return <AuthPage step={auth[1] as 'sign-in'} />;
+  if (!signedIn) return <AuthPage step="sign-in" next={path} />;
+  if (path.startsWith('/rent/')) return <RentPage nodeId={decodeURIComponent(path.slice('/rent/'.length))} />;
+  if (path === '/instances') return <InstancesPage />;
+  if (path === '/billing') return <BillingPage />;
+  if (path === '/tokens') return <TokensPage />;
+  if (path === '/library') return <LibraryPage />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        There is no page at {BASE}
+        {path}. <a href={`${BASE}/market`}>Go to the market</a>.
+      </p>
+    </section>
+  );
+}
+
+const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/instances': 'Instances', '/billing': 'Billing', '/tokens': 'Tokens', '/library': 'Keys, images & more' };
+
+function App() {
+  const { path } = useLocation();
+  const signedIn = useSignedIn();
+  useEffect(() => {
+    document.title = `${TITLES[path] ?? (path.startsWith('/rent/') ? 'Rent' : 'Console')} · GPU control plane`;
+  }, [path]);
+  const signOut = async () => {
+    // a session is ended by revoking itself
+    const self = await get<{ id: string }>('/v1/tokens/self');
+    if (self.data) await del(`/v1/tokens/${encodeURIComponent(self.data.id)}`);
+    setSession(null);
+    navigate('/sign-in');
+  };
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header>
+        <a class="brand" href={`${BASE}/market`}>
+          GPU control plane
+        </a>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map(([to, label]) => (
+              <li key={to}>
+                <a href={`${BASE}${to}`} aria-current={path === to || (to === '/market' && path === '/') ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+            <li>
+              <a href="/docs">API docs</a>
+            </li>
+            <li>
+              {signedIn ? (
+                <button type="button" class="link" onClick={signOut}>
+                  Sign out
+                </button>
+              ) : (
+                <a href={`${BASE}/sign-in`}>Sign in</a>
+              )}
+            </li>
+          </ul>
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page path={path} signedIn={signedIn} />
+      </main>
+    </>
+  );
+}
+
+/** Back from a card checkout (the server's return address is its root, which redirects here with the query). */
+function checkoutReturn(): void {
+  const query = new URLSearchParams(location.search);
+  if (query.get('checkout') && query.get('session_id') && !location.pathname.startsWith(`${BASE}/billing`)) navigate(`/billing${location.search}`, true);
+}
+
+const root = document.getElementById('app')!;
+interceptLinks(root);
+checkoutReturn();
+render(<App />, root);

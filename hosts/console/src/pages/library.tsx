@@ -1,0 +1,355 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { del, get, post, type ApiError } from '../api.ts';
+import { Busy, Confirm, ErrorText, Field, Input, Loading, Time, useLoad } from '../components.tsx';
+import { usd } from '../format.ts';
+import type { Image, Reservation, SshKey, Template, Volume } from '../types.ts';
+
+/** What rentals are made from: SSH keys, images, templates, volumes; and reservations. Spot claims: not in the API yet. */
+export function LibraryPage() {
+  return (
+    <section>
+      <h1>Keys, images &amp; more</h1>
+      <nav aria-label="Sections" class="inline-nav">
+        <a href="#ssh-keys">SSH keys</a> · <a href="#images">Images</a> · <a href="#templates">Templates</a> · <a href="#volumes">Volumes</a> · <a href="#reservations">Reservations</a>
+      </nav>
+      <SshKeys />
+      <Images />
+      <Templates />
+      <Volumes />
+      <Reservations />
+    </section>
+  );
+}
+
+function Part<T>(props: { id: string; title: string; list: { data?: T[]; error?: ApiError; loading: boolean }; empty: string; row: (item: T) => ComponentChildren; head: string[]; form?: ComponentChildren }) {
+  return (
+    <section id={props.id} aria-labelledby={`${props.id}-title`} class="part">
+      <h2 id={`${props.id}-title`}>{props.title}</h2>
+      <ErrorText error={props.list.error} />
+      {props.list.loading && !props.list.data && <Loading what={props.title.toLowerCase()} />}
+      {props.list.data?.length === 0 && <p>{props.empty}</p>}
+      {!!props.list.data?.length && (
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={props.title}>
+          <table>
+            <thead>
+              <tr>
+                {props.head.map((h) => (
+                  <th scope="col" key={h}>
+                    {h || <span class="visually-hidden">Actions</span>}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>{props.list.data.map(props.row)}</tbody>
+          </table>
+        </div>
+      )}
+      {props.form}
+    </section>
+  );
+}
+
+function Remove({ what, path, reload, label = 'Delete', body }: { what: string; path: string; reload: () => Promise<void>; label?: string; body?: string }) {
+  return (
+    <Confirm
+      small
+      danger
+      label={label}
+      title={`${label} ${what}?`}
+      confirmLabel={label}
+      run={async () => {
+        const answer = await del(path);
+        await reload();
+        return answer.error ?? null;
+      }}
+    >
+      <p>{body ?? 'This cannot be undone.'}</p>
+    </Confirm>
+  );
+}
+
+/** A small create form: fields are state strings, `toBody` shapes the request. */
+function useCreate(path: string, reload: () => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const create = async (body: unknown, reset: () => void) => {
+    setBusy(true);
+    setError(null);
+    const answer = await post(path, body);
+    setBusy(false);
+    if (answer.error) return setError(answer.error);
+    reset();
+    await reload();
+  };
+  return { busy, error, create };
+}
+
+function SshKeys() {
+  const list = useLoad(() => get<SshKey[]>('/v1/ssh-keys'));
+  const [name, setName] = useState('');
+  const [key, setKey] = useState('');
+  const { busy, error, create } = useCreate('/v1/ssh-keys', list.reload);
+  return (
+    <Part
+      id="ssh-keys"
+      title="SSH keys"
+      list={list}
+      empty="No saved keys."
+      head={['Name', 'Fingerprint', 'Added', '']}
+      row={(k) => (
+        <tr key={k.id}>
+          <td>{k.name}</td>
+          <td>
+            <code>{k.fingerprint}</code>
+          </td>
+          <td>
+            <Time iso={k.created_at} />
+          </td>
+          <td>
+            <Remove what={`key ${k.name}`} path={`/v1/ssh-keys/${encodeURIComponent(k.id)}`} reload={list.reload} body="Machines already running keep it." />
+          </td>
+        </tr>
+      )}
+      form={
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create({ name, public_key: key.trim() }, () => (setName(''), setKey('')));
+          }}
+        >
+          <h3>Add a key</h3>
+          <Input label="Key name" required value={name} onInput={setName} />
+          <Field label="Public key" hint="ed25519, ECDSA or RSA of 2048 bits or more, as in ~/.ssh/id_ed25519.pub">
+            {(id, hintId) => <textarea id={id} aria-describedby={hintId} rows={3} required value={key} onInput={(e) => setKey((e.target as HTMLTextAreaElement).value)} />}
+          </Field>
+          <ErrorText error={error} />
+          <Busy busy={busy}>Save key</Busy>
+        </form>
+      }
+    />
+  );
+}
+
+function Images() {
+  const list = useLoad(() => get<Image[]>('/v1/images'));
+  const [name, setName] = useState('');
+  const [image, setImage] = useState('');
+  const [user, setUser] = useState('');
+  const [password, setPassword] = useState('');
+  const { busy, error, create } = useCreate('/v1/images', list.reload);
+  return (
+    <Part
+      id="images"
+      title="Images"
+      list={list}
+      empty="No saved images."
+      head={['Name', 'Image', 'Registry login', '']}
+      row={(i) => (
+        <tr key={i.id}>
+          <td>{i.name}</td>
+          <td>
+            <code>{i.image}</code>
+          </td>
+          <td>{i.registry_username ? `${i.registry_username}${i.has_registry_password ? ' (password saved)' : ''}` : '—'}</td>
+          <td>
+            <Remove what={`image ${i.name}`} path={`/v1/images/${encodeURIComponent(i.id)}`} reload={list.reload} />
+          </td>
+        </tr>
+      )}
+      form={
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create({ name, image, ...(user && { registry_username: user }), ...(password && { registry_password: password }) }, () => (setName(''), setImage(''), setUser(''), setPassword('')));
+          }}
+        >
+          <h3>Add an image</h3>
+          <Input label="Image name" required value={name} onInput={setName} />
+          <Input label="Image" hint="e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime" required value={image} onInput={setImage} />
+          <Input label="Registry username" hint="optional, for a private registry" autocomplete="off" value={user} onInput={setUser} />
+          <Input label="Registry password" hint="kept encrypted, never shown again" type="password" autocomplete="new-password" value={password} onInput={setPassword} />
+          <ErrorText error={error} />
+          <Busy busy={busy}>Save image</Busy>
+        </form>
+      }
+    />
+  );
+}
+
+function Templates() {
+  const list = useLoad(() => get<Template[]>('/v1/templates'));
+  const images = useLoad(() => get<Image[]>('/v1/images'));
+  const keys = useLoad(() => get<SshKey[]>('/v1/ssh-keys'));
+  const [name, setName] = useState('');
+  const [imageId, setImageId] = useState('');
+  const [keyId, setKeyId] = useState('');
+  const [hours, setHours] = useState('');
+  const { busy, error, create } = useCreate('/v1/templates', list.reload);
+  return (
+    <Part
+      id="templates"
+      title="Templates"
+      list={list}
+      empty="No templates."
+      head={['Name', 'Image', 'Termination hours', '']}
+      row={(t) => (
+        <tr key={t.id}>
+          <td>{t.name}</td>
+          <td>{t.image ?? '—'}</td>
+          <td>{t.termination_hours ?? '—'}</td>
+          <td>
+            <Remove what={`template ${t.name}`} path={`/v1/templates/${encodeURIComponent(t.id)}`} reload={list.reload} body="Machines rented from it are not touched." />
+          </td>
+        </tr>
+      )}
+      form={
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create(
+              { name, ...(imageId && { image_id: imageId }), ...(keyId && { ssh_key_ids: [keyId] }), ...(hours && { termination_hours: Number(hours) }) },
+              () => (setName(''), setImageId(''), setKeyId(''), setHours('')),
+            );
+          }}
+        >
+          <h3>Add a template</h3>
+          <Input label="Template name" required value={name} onInput={setName} />
+          <Field label="Image">
+            {(id) => (
+              <select id={id} value={imageId} onChange={(e) => setImageId((e.target as HTMLSelectElement).value)}>
+                <option value="">None</option>
+                {images.data?.map((i) => (
+                  <option key={i.id} value={i.id}>
+                    {i.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Template SSH key">
+            {(id) => (
+              <select id={id} value={keyId} onChange={(e) => setKeyId((e.target as HTMLSelectElement).value)}>
+                <option value="">None</option>
+                {keys.data?.map((k) => (
+                  <option key={k.id} value={k.id}>
+                    {k.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Input label="Template termination hours" type="number" min="1" value={hours} onInput={setHours} />
+          <ErrorText error={error} />
+          <Busy busy={busy}>Save template</Busy>
+        </form>
+      }
+    />
+  );
+}
+
+function Volumes() {
+  const list = useLoad(() => get<Volume[]>('/v1/volumes'));
+  const [name, setName] = useState('');
+  const [size, setSize] = useState('50');
+  const [provider, setProvider] = useState('sandbox');
+  const [region, setRegion] = useState('');
+  const { busy, error, create } = useCreate('/v1/volumes', list.reload);
+  return (
+    <Part
+      id="volumes"
+      title="Volumes"
+      list={list}
+      empty="No volumes."
+      head={['Name', 'Size', 'Where', 'Status', 'Price', '']}
+      row={(v) => (
+        <tr key={v.id}>
+          <td>{v.name}</td>
+          <td>{v.size_gb} GB</td>
+          <td>
+            {v.provider} · {v.region}
+          </td>
+          <td>{v.status}</td>
+          <td>{usd(v.price_per_gb_month_cents)} per GB-month</td>
+          <td>
+            <Remove what={`volume ${v.name}`} path={`/v1/volumes/${encodeURIComponent(v.id)}`} reload={list.reload} body="Its data is gone; storage is billed up to now." />
+          </td>
+        </tr>
+      )}
+      form={
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create({ name, size_gb: Number(size), provider, region }, () => setName(''));
+          }}
+        >
+          <h3>Make a volume</h3>
+          <Input label="Volume name" required value={name} onInput={setName} />
+          <Input label="Size (GB)" type="number" min="1" required value={size} onInput={setSize} />
+          <Input label="Volume provider" required value={provider} onInput={setProvider} />
+          <Input label="Volume region" hint="the region of the machines that will use it" required value={region} onInput={setRegion} />
+          <ErrorText error={error} />
+          <Busy busy={busy}>Make volume</Busy>
+        </form>
+      }
+    />
+  );
+}
+
+function Reservations() {
+  const list = useLoad(() => get<Reservation[]>('/v1/reservations'));
+  const [name, setName] = useState('');
+  const [nodeId, setNodeId] = useState('');
+  const [startsAt, setStartsAt] = useState('');
+  const [hours, setHours] = useState('1');
+  const { busy, error, create } = useCreate('/v1/reservations', list.reload);
+  return (
+    <Part
+      id="reservations"
+      title="Reservations"
+      list={list}
+      empty="No reservations."
+      head={['Starts', 'Hours', 'Status', 'Rate', 'Instance', '']}
+      row={(r) => (
+        <tr key={r.id}>
+          <td>
+            <Time iso={r.starts_at} />
+          </td>
+          <td>{r.hours}</td>
+          <td>
+            {r.status}
+            {r.failure && <small> ({r.failure})</small>}
+          </td>
+          <td>{usd(r.rate_cents_per_hour)} per hour</td>
+          <td>{r.instance_id ?? '—'}</td>
+          <td>
+            {(r.status === 'scheduled' || r.status === 'active') && (
+              <Remove what="this reservation" label="Cancel" path={`/v1/reservations/${encodeURIComponent(r.id)}`} reload={list.reload} body="Before its start it costs nothing; during it, the machine is terminated with the usual refund." />
+            )}
+          </td>
+        </tr>
+      )}
+      form={
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create({ name, node_id: nodeId.trim(), starts_at: startsAt ? new Date(startsAt).toISOString() : '', hours: Number(hours) }, () => setName(''));
+          }}
+        >
+          <h3>Reserve a node</h3>
+          <Input label="Reservation name" required value={name} onInput={setName} />
+          <Input label="Node id" hint="node_id, from the market" required value={nodeId} onInput={setNodeId} />
+          <Input label="Starts at" hint="starts_at, in your time zone" type="datetime-local" required value={startsAt} onInput={setStartsAt} />
+          <Input label="Hours" type="number" min="1" required value={hours} onInput={setHours} />
+          <ErrorText error={error} />
+          <Busy busy={busy}>Reserve</Busy>
+        </form>
+      }
+    />
+  );
+}
