@@ -1,4 +1,5 @@
-import { sessionToken, setSession } from './session.ts';
+import { createApiClient, type ApiClient } from '../../client/api-client.ts';
+import { onSessionChange, sessionToken, setSession } from './session.ts';
 
 /** An API error as the person should read it: the API's own `detail`. */
 export interface ApiError {
@@ -8,41 +9,37 @@ export interface ApiError {
 
 export type Result<T> = { data: T; error?: undefined } | { data?: undefined; error: ApiError };
 
-type Query = Record<string, string | number | boolean | undefined | null>;
+/**
+ * The typed client generated from /openapi.json (hosts/client), same origin, the console session as bearer; a
+ * new one when the session changes. A 401 on a session ends it (revoked or expired): the person signs in again.
+ */
+let client: ApiClient = make();
+onSessionChange(() => (client = make()));
+
+function make(): ApiClient {
+  const token = sessionToken();
+  const made = createApiClient({ baseUrl: location.origin, token, fetch: (request) => fetch(request, { credentials: 'omit', referrerPolicy: 'no-referrer' }) });
+  made.use({
+    onResponse({ response }) {
+      if (response.status === 401 && token && sessionToken() === token) setSession(null);
+    },
+  });
+  return made;
+}
+
+export const api = (): ApiClient => client;
 
 /**
- * The public API, nothing else: same origin, the console session as bearer. A 401 on a session ends it (revoked
- * or expired), which sends the person to sign in.
+ * One call's answer as the pages use it: the data, or the error with the API's `detail` (a network failure too).
+ * A 204 answers `data: undefined`.
  */
-export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options: { query?: Query; body?: unknown } = {}): Promise<Result<T>> {
-  const url = new URL(path, location.origin);
-  for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
-  const headers: Record<string, string> = { accept: 'application/json' };
-  const token = sessionToken();
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  let response: Response;
+export async function run<T>(request: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Result<T>> {
   try {
-    response = await fetch(url, { method, headers, body: options.body === undefined ? null : JSON.stringify(options.body), credentials: 'omit', referrerPolicy: 'no-referrer' });
+    const { data, error, response } = await request;
+    if (response.ok) return { data: data as T };
+    const detail = typeof (error as { detail?: unknown } | undefined)?.detail === 'string' ? (error as { detail: string }).detail : `${response.status} ${response.statusText}`;
+    return { error: { status: response.status, detail } };
   } catch {
     return { error: { status: 0, detail: 'the server could not be reached; check the connection and try again' } };
   }
-  const text = await response.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* not JSON */
-  }
-  if (!response.ok) {
-    if (response.status === 401 && token) setSession(null);
-    const detail = typeof (parsed as { detail?: unknown })?.detail === 'string' ? (parsed as { detail: string }).detail : `${response.status} ${response.statusText}`;
-    return { error: { status: response.status, detail } };
-  }
-  return { data: parsed as T };
 }
-
-export const get = <T>(path: string, query?: Query) => call<T>('GET', path, query ? { query } : {});
-export const post = <T>(path: string, body?: unknown) => call<T>('POST', path, body === undefined ? {} : { body });
-export const put = <T>(path: string, body?: unknown) => call<T>('PUT', path, { body });
-export const del = <T = void>(path: string) => call<T>('DELETE', path);

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { del, get } from './api.ts';
+import { api, run } from './api.ts';
 import { onSessionChange, sessionToken, setSession } from './session.ts';
 import { BASE, interceptLinks, navigate, useLocation } from './router.ts';
 import { AuthPage, HostedCallback } from './pages/auth.tsx';
@@ -59,8 +59,8 @@ function App() {
   }, [path]);
   const signOut = async () => {
     // a session is ended by revoking itself
-    const self = await get<{ id: string }>('/v1/tokens/self');
-    if (self.data) await del(`/v1/tokens/${encodeURIComponent(self.data.id)}`);
+    const self = await run(api().GET('/v1/tokens/self'));
+    if (self.data) await run(api().DELETE('/v1/tokens/{token_id}', { params: { path: { token_id: self.data.id } } }));
     setSession(null);
     navigate('/sign-in');
   };

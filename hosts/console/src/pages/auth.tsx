@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, type ApiError } from '../api.ts';
+import { api, run, type ApiError } from '../api.ts';
 import { Busy, CopyButton, ErrorText, Input } from '../components.tsx';
 import { BASE, navigate } from '../router.ts';
 import { setSession } from '../session.ts';
-import type { DevicePoll, DeviceStart, SignedIn } from '../types.ts';
+import type { DeviceStart, SignedIn } from '../types.ts';
 
 type Step = 'sign-in' | 'sign-up' | 'confirm' | 'forgot' | 'reset' | 'github';
 
@@ -45,7 +45,7 @@ function SignIn({ next }: { next?: string }) {
   const [error, setError] = useState<ApiError | null>(null);
   const [hosted, setHosted] = useState<{ authorize_url: string; client_id: string } | null>(null);
   useEffect(() => {
-    void get<{ idp: Record<string, unknown> | null }>('/v1/auth/config').then(({ data }) => {
+    void run(api().GET('/v1/auth/config')).then(({ data }) => {
       const idp = data?.idp;
       if (idp?.kind === 'cognito' && typeof idp.authorize_url === 'string' && typeof idp.client_id === 'string') setHosted({ authorize_url: idp.authorize_url, client_id: idp.client_id });
     });
@@ -55,8 +55,8 @@ function SignIn({ next }: { next?: string }) {
     setBusy(true);
     setError(null);
     const answer = challenge
-      ? await post<SignedIn>('/v1/auth/new-password', { email, session: challenge, new_password: newPassword })
-      : await post<SignedIn>('/v1/auth/sign-in', { email, password });
+      ? await run(api().POST('/v1/auth/new-password', { body: { email, session: challenge, new_password: newPassword } }))
+      : await run(api().POST('/v1/auth/sign-in', { body: { email, password } }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     if (answer.data.status === 'new_password_required' && answer.data.session) return setChallenge(answer.data.session);
@@ -135,7 +135,7 @@ export function HostedCallback() {
       setError(query.get('error_description') ?? 'The sign-in did not come back from this tab; start it again.');
       return;
     }
-    void post<SignedIn>('/v1/auth/idp/exchange', { code, redirect_uri: `${location.origin}${BASE}/callback`, code_verifier: saved.verifier }).then((answer) => {
+    void run(api().POST('/v1/auth/idp/exchange', { body: { code, redirect_uri: `${location.origin}${BASE}/callback`, code_verifier: saved.verifier } })).then((answer) => {
       if (answer.error) setError(answer.error);
       else if (answer.data.status === 'signed_in') signedIn(answer.data);
       else setError('Set a new password on the hosted page first, then sign in again.');
@@ -159,7 +159,7 @@ function SignUp() {
     event.preventDefault();
     setBusy(true);
     setError(null);
-    const answer = await post<{ destination: string }>('/v1/auth/sign-up', { email, password });
+    const answer = await run(api().POST('/v1/auth/sign-up', { body: { email, password } }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     navigate('/confirm');
@@ -190,13 +190,13 @@ function ConfirmEmail() {
     event.preventDefault();
     setBusy(true);
     setError(null);
-    const answer = await post('/v1/auth/confirm-email', { email, code: code.trim() });
+    const answer = await run(api().POST('/v1/auth/confirm-email', { body: { email, code: code.trim() } }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     navigate('/sign-in');
   };
   const resend = async () => {
-    const answer = await post<{ destination: string }>('/v1/auth/resend-code', { email });
+    const answer = await run(api().POST('/v1/auth/resend-code', { body: { email } }));
     if (answer.error) setError(answer.error);
     else setNote(`A new code was sent to ${answer.data.destination}.`);
   };
@@ -225,7 +225,7 @@ function Forgot() {
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
-    const answer = await post('/v1/auth/forgot-password', { email });
+    const answer = await run(api().POST('/v1/auth/forgot-password', { body: { email } }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     navigate('/reset');
@@ -252,7 +252,7 @@ function Reset() {
     event.preventDefault();
     setBusy(true);
     setError(null);
-    const answer = await post('/v1/auth/reset-password', { email, code: code.trim(), new_password: password });
+    const answer = await run(api().POST('/v1/auth/reset-password', { body: { email, code: code.trim(), new_password: password } }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     navigate('/sign-in');
@@ -284,7 +284,7 @@ function GithubDevice() {
     const deadline = Date.now() + start.expires_in * 1000;
     const poll = async () => {
       if (stopped) return;
-      const answer = await post<DevicePoll>('/v1/auth/codehost/device/poll', { device_code: start.device_code });
+      const answer = await run(api().POST('/v1/auth/codehost/device/poll', { body: { device_code: start.device_code } }));
       if (stopped) return;
       if (answer.error) return setError(answer.error);
       const { status } = answer.data;
@@ -302,7 +302,7 @@ function GithubDevice() {
   const begin = async () => {
     setBusy(true);
     setError(null);
-    const answer = await post<DeviceStart>('/v1/auth/codehost/device/start');
+    const answer = await run(api().POST('/v1/auth/codehost/device/start'));
     setBusy(false);
     if (answer.error) setError(answer.error);
     else setStart(answer.data);

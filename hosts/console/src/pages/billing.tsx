@@ -1,9 +1,9 @@
 import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { del, get, post, put, type ApiError } from '../api.ts';
+import { api, run, type ApiError } from '../api.ts';
 import { Busy, Confirm, ErrorText, Input, Loading, Time, useLoad, useTick } from '../components.tsx';
 import { countdown, DOLLARS, localDay, usd } from '../format.ts';
-import type { Account, Checkout, Deposit, LedgerEntry } from '../types.ts';
+import type { Account, Deposit, LedgerEntry } from '../types.ts';
 
 const SpendChart = lazy(() => import('./spend-chart.tsx'));
 const PAGE = 20;
@@ -12,9 +12,9 @@ const CHART_DAYS = 30;
 export function BillingPage() {
   const [synced, setSynced] = useState<string | null>(null);
   const [syncError, setSyncError] = useState<ApiError | null>(null);
-  const account = useLoad(() => get<Account>('/v1/billing/account'));
-  const ledger = useLoad(() => get<LedgerEntry[]>('/v1/billing/ledger', { limit: 1000 }));
-  const deposits = useLoad(() => get<Deposit[]>('/v1/billing/deposits'));
+  const account = useLoad(() => run(api().GET('/v1/billing/account')));
+  const ledger = useLoad(() => run(api().GET('/v1/billing/ledger', { params: { query: { limit: 1000 } } })));
+  const deposits = useLoad(() => run(api().GET('/v1/billing/deposits')));
   const reload = async () => {
     await Promise.all([account.reload(), ledger.reload(), deposits.reload()]);
   };
@@ -24,7 +24,7 @@ export function BillingPage() {
     const session = query.get('session_id');
     if (!session) return;
     history.replaceState(null, '', location.pathname);
-    void post<Checkout>(`/v1/billing/checkout/${encodeURIComponent(session)}/sync`).then(async (answer) => {
+    void run(api().POST('/v1/billing/checkout/{session_id}/sync', { params: { path: { session_id: session } } })).then(async (answer) => {
       if (answer.error) setSyncError(answer.error);
       else setSynced(answer.data.status === 'confirmed' ? `${usd(answer.data.amount_cents)} was added by card.` : `The card payment is ${answer.data.status}.`);
       await reload();
@@ -267,7 +267,7 @@ function AddFunds({ account, reload }: { account: Account; reload: () => Promise
     if (bad) return setError(bad);
     setBusy('card');
     setError(null);
-    const answer = await post<Checkout>('/v1/billing/checkout', { amount_usd: amount.trim() });
+    const answer = await run(api().POST('/v1/billing/checkout', { body: { amount_usd: amount.trim() } }));
     if (answer.error) {
       setBusy(null);
       return setError(answer.error);
@@ -279,7 +279,7 @@ function AddFunds({ account, reload }: { account: Account; reload: () => Promise
     if (bad) return setError(bad);
     setBusy('bank');
     setError(null);
-    const answer = await post<Deposit>('/v1/billing/deposits', { amount_usd: amount.trim(), ...(reference.trim() && { reference: reference.trim() }) });
+    const answer = await run(api().POST('/v1/billing/deposits', { body: { amount_usd: amount.trim(), ...(reference.trim() && { reference: reference.trim() }) } }));
     setBusy(null);
     if (answer.error) return setError(answer.error);
     setNote(`Deposit of ${usd(answer.data.amount_cents)} recorded: it is credited once an operator confirms the transfer.`);
@@ -313,7 +313,7 @@ function AddFunds({ account, reload }: { account: Account; reload: () => Promise
             title="Forget the saved card?"
             confirmLabel="Forget card"
             run={async () => {
-              const answer = await del('/v1/billing/card');
+              const answer = await run(api().DELETE('/v1/billing/card'));
               await reload();
               return answer.error ?? null;
             }}
@@ -340,7 +340,7 @@ function AutoRecharge({ account, reload }: { account: Account; reload: () => Pro
     setBusy(true);
     setError(null);
     setSaved(false);
-    const answer = await put('/v1/billing/auto-recharge', enabled ? { enabled, threshold_usd: threshold.trim(), amount_usd: amount.trim() } : { enabled });
+    const answer = await run(api().PUT('/v1/billing/auto-recharge', { body: enabled ? { enabled, threshold_usd: threshold.trim(), amount_usd: amount.trim() } : { enabled } }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     setSaved(true);
@@ -376,7 +376,7 @@ function Stop({ account, reload }: { account: Account; reload: () => Promise<voi
     event.preventDefault();
     setBusy(true);
     setError(null);
-    const answer = await post<{ terminated: string[] }>('/v1/billing/stop', reason.trim() ? { reason: reason.trim() } : {});
+    const answer = await run(api().POST('/v1/billing/stop', { body: reason.trim() ? { reason: reason.trim() } : {} }));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     setTyped('');
@@ -385,7 +385,7 @@ function Stop({ account, reload }: { account: Account; reload: () => Promise<voi
   };
   const resume = async () => {
     setBusy(true);
-    const answer = await post('/v1/billing/resume');
+    const answer = await run(api().POST('/v1/billing/resume'));
     setBusy(false);
     if (answer.error) return setError(answer.error);
     setDone('Renting is open again.');

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { del, get, post, type ApiError } from '../api.ts';
+import { api, run, type ApiError } from '../api.ts';
 import { Confirm, CopyButton, ErrorText, Loading, Time, useTick } from '../components.tsx';
 import { usd } from '../format.ts';
 import { BASE } from '../router.ts';
@@ -16,12 +16,12 @@ export function InstancesPage() {
   const [showEnded, setShowEnded] = useState(false);
   const now = useTick(30_000);
   const load = async () => {
-    const answer = await get<Instance[]>('/v1/instances');
+    const answer = await run(api().GET('/v1/instances'));
     setError(answer.error ?? null);
     if (!answer.data) return;
     // the list answers what is stored; one instance's GET asks the provider how a changing machine is doing
     const fresh = await Promise.all(
-      answer.data.map(async (i) => (CHANGING.has(i.status) ? ((await get<Instance>(`/v1/instances/${encodeURIComponent(i.id)}`)).data ?? i) : i)),
+      answer.data.map(async (i) => (CHANGING.has(i.status) ? ((await run(api().GET('/v1/instances/{instance_id}', { params: { path: { instance_id: i.id } } }))).data ?? i) : i)),
     );
     setInstances(fresh);
   };
@@ -136,21 +136,21 @@ function SshCommand({ instance }: { instance: Instance }) {
 
 function Actions({ instance: i, act }: { instance: Instance; act: (call: Promise<{ error?: ApiError }>) => Promise<ApiError | null> }) {
   const [at, setAt] = useState('');
-  const id = encodeURIComponent(i.id);
+  const path = { params: { path: { instance_id: i.id } } };
   const label = i.name ?? i.id;
   return (
     <div class="actions">
-      <Confirm label="Terminate" title={`Terminate ${label}?`} confirmLabel="Terminate" danger run={() => act(post(`/v1/instances/${id}/terminate`))}>
+      <Confirm label="Terminate" title={`Terminate ${label}?`} confirmLabel="Terminate" danger run={() => act(run(api().POST('/v1/instances/{instance_id}/terminate', path)))}>
         <p>The machine stops and its disk is deleted (volumes are kept). Unused time after the first hour is refunded.</p>
       </Confirm>
       {i.supported_operations.includes('reboot') && i.status === 'running' && (
-        <Confirm label="Reboot" title={`Reboot ${label}?`} confirmLabel="Reboot" run={() => act(post(`/v1/instances/${id}/reboot`))}>
+        <Confirm label="Reboot" title={`Reboot ${label}?`} confirmLabel="Reboot" run={() => act(run(api().POST('/v1/instances/{instance_id}/reboot', path)))}>
           <p>Running programs are stopped; the machine comes back with the same disk.</p>
         </Confirm>
       )}
       {i.supported_operations.includes('schedule_removal') &&
         (i.removal_scheduled_at ? (
-          <Confirm label="Cancel scheduled removal" title={`Keep ${label}?`} confirmLabel="Cancel the removal" run={() => act(del(`/v1/instances/${id}/schedule-removal`))}>
+          <Confirm label="Cancel scheduled removal" title={`Keep ${label}?`} confirmLabel="Cancel the removal" run={() => act(run(api().DELETE('/v1/instances/{instance_id}/schedule-removal', path)))}>
             <p>The machine keeps running until you terminate it.</p>
           </Confirm>
         ) : (
@@ -158,7 +158,7 @@ function Actions({ instance: i, act }: { instance: Instance; act: (call: Promise
             label="Schedule removal"
             title={`Schedule the removal of ${label}`}
             confirmLabel="Schedule"
-            run={async () => (at ? act(post(`/v1/instances/${id}/schedule-removal`, { removal_scheduled_at: new Date(at).toISOString() })) : { status: 0, detail: 'Pick a date and time.' })}
+            run={async () => (at ? act(run(api().POST('/v1/instances/{instance_id}/schedule-removal', { ...path, body: { removal_scheduled_at: new Date(at).toISOString() } }))) : { status: 0, detail: 'Pick a date and time.' })}
           >
             <label for={`${i.id}-at`}>Remove at (your time zone, {Intl.DateTimeFormat().resolvedOptions().timeZone})</label>
             <input id={`${i.id}-at`} type="datetime-local" value={at} onInput={(e) => setAt((e.target as HTMLInputElement).value)} />

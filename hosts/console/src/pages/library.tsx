@@ -1,9 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { del, get, post, type ApiError } from '../api.ts';
+import { api, run, type ApiError, type Result } from '../api.ts';
 import { Busy, Confirm, ErrorText, Field, Input, Loading, Time, useLoad } from '../components.tsx';
 import { usd } from '../format.ts';
-import type { Image, Reservation, SshKey, Template, Volume } from '../types.ts';
 
 /** What rentals are made from: SSH keys, images, templates, volumes; and reservations. Spot claims: not in the API yet. */
 export function LibraryPage() {
@@ -50,7 +49,7 @@ function Part<T>(props: { id: string; title: string; list: { data?: T[]; error?:
   );
 }
 
-function Remove({ what, path, reload, label = 'Delete', body }: { what: string; path: string; reload: () => Promise<void>; label?: string; body?: string }) {
+function Remove({ what, remove, reload, label = 'Delete', body }: { what: string; remove: () => Promise<Result<unknown>>; reload: () => Promise<void>; label?: string; body?: string }) {
   return (
     <Confirm
       small
@@ -59,7 +58,7 @@ function Remove({ what, path, reload, label = 'Delete', body }: { what: string; 
       title={`${label} ${what}?`}
       confirmLabel={label}
       run={async () => {
-        const answer = await del(path);
+        const answer = await remove();
         await reload();
         return answer.error ?? null;
       }}
@@ -69,14 +68,14 @@ function Remove({ what, path, reload, label = 'Delete', body }: { what: string; 
   );
 }
 
-/** A small create form: fields are state strings, `toBody` shapes the request. */
-function useCreate(path: string, reload: () => Promise<void>) {
+/** A small create form's request: busy while it runs, the API's detail when it fails, the list reloaded when done. */
+function useCreate(reload: () => Promise<void>) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
-  const create = async (body: unknown, reset: () => void) => {
+  const create = async (request: () => Promise<Result<unknown>>, reset: () => void) => {
     setBusy(true);
     setError(null);
-    const answer = await post(path, body);
+    const answer = await request();
     setBusy(false);
     if (answer.error) return setError(answer.error);
     reset();
@@ -86,10 +85,10 @@ function useCreate(path: string, reload: () => Promise<void>) {
 }
 
 function SshKeys() {
-  const list = useLoad(() => get<SshKey[]>('/v1/ssh-keys'));
+  const list = useLoad(() => run(api().GET('/v1/ssh-keys')));
   const [name, setName] = useState('');
   const [key, setKey] = useState('');
-  const { busy, error, create } = useCreate('/v1/ssh-keys', list.reload);
+  const { busy, error, create } = useCreate(list.reload);
   return (
     <Part
       id="ssh-keys"
@@ -107,7 +106,7 @@ function SshKeys() {
             <Time iso={k.created_at} />
           </td>
           <td>
-            <Remove what={`key ${k.name}`} path={`/v1/ssh-keys/${encodeURIComponent(k.id)}`} reload={list.reload} body="Machines already running keep it." />
+            <Remove what={`key ${k.name}`} remove={() => run(api().DELETE('/v1/ssh-keys/{key_id}', { params: { path: { key_id: k.id } } }))} reload={list.reload} body="Machines already running keep it." />
           </td>
         </tr>
       )}
@@ -116,7 +115,7 @@ function SshKeys() {
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            void create({ name, public_key: key.trim() }, () => (setName(''), setKey('')));
+            void create(() => run(api().POST('/v1/ssh-keys', { body: { name, public_key: key.trim() } })), () => (setName(''), setKey('')));
           }}
         >
           <h3>Add a key</h3>
@@ -133,12 +132,12 @@ function SshKeys() {
 }
 
 function Images() {
-  const list = useLoad(() => get<Image[]>('/v1/images'));
+  const list = useLoad(() => run(api().GET('/v1/images')));
   const [name, setName] = useState('');
   const [image, setImage] = useState('');
   const [user, setUser] = useState('');
   const [password, setPassword] = useState('');
-  const { busy, error, create } = useCreate('/v1/images', list.reload);
+  const { busy, error, create } = useCreate(list.reload);
   return (
     <Part
       id="images"
@@ -154,7 +153,7 @@ function Images() {
           </td>
           <td>{i.registry_username ? `${i.registry_username}${i.has_registry_password ? ' (password saved)' : ''}` : '—'}</td>
           <td>
-            <Remove what={`image ${i.name}`} path={`/v1/images/${encodeURIComponent(i.id)}`} reload={list.reload} />
+            <Remove what={`image ${i.name}`} remove={() => run(api().DELETE('/v1/images/{image_id}', { params: { path: { image_id: i.id } } }))} reload={list.reload} />
           </td>
         </tr>
       )}
@@ -163,7 +162,7 @@ function Images() {
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            void create({ name, image, ...(user && { registry_username: user }), ...(password && { registry_password: password }) }, () => (setName(''), setImage(''), setUser(''), setPassword('')));
+            void create(() => run(api().POST('/v1/images', { body: { name, image, ...(user && { registry_username: user }), ...(password && { registry_password: password }) } })), () => (setName(''), setImage(''), setUser(''), setPassword('')));
           }}
         >
           <h3>Add an image</h3>
@@ -180,14 +179,14 @@ function Images() {
 }
 
 function Templates() {
-  const list = useLoad(() => get<Template[]>('/v1/templates'));
-  const images = useLoad(() => get<Image[]>('/v1/images'));
-  const keys = useLoad(() => get<SshKey[]>('/v1/ssh-keys'));
+  const list = useLoad(() => run(api().GET('/v1/templates')));
+  const images = useLoad(() => run(api().GET('/v1/images')));
+  const keys = useLoad(() => run(api().GET('/v1/ssh-keys')));
   const [name, setName] = useState('');
   const [imageId, setImageId] = useState('');
   const [keyId, setKeyId] = useState('');
   const [hours, setHours] = useState('');
-  const { busy, error, create } = useCreate('/v1/templates', list.reload);
+  const { busy, error, create } = useCreate(list.reload);
   return (
     <Part
       id="templates"
@@ -201,7 +200,7 @@ function Templates() {
           <td>{t.image ?? '—'}</td>
           <td>{t.termination_hours ?? '—'}</td>
           <td>
-            <Remove what={`template ${t.name}`} path={`/v1/templates/${encodeURIComponent(t.id)}`} reload={list.reload} body="Machines rented from it are not touched." />
+            <Remove what={`template ${t.name}`} remove={() => run(api().DELETE('/v1/templates/{template_id}', { params: { path: { template_id: t.id } } }))} reload={list.reload} body="Machines rented from it are not touched." />
           </td>
         </tr>
       )}
@@ -211,7 +210,7 @@ function Templates() {
           onSubmit={(e) => {
             e.preventDefault();
             void create(
-              { name, ...(imageId && { image_id: imageId }), ...(keyId && { ssh_key_ids: [keyId] }), ...(hours && { termination_hours: Number(hours) }) },
+              () => run(api().POST('/v1/templates', { body: { name, ...(imageId && { image_id: imageId }), ...(keyId && { ssh_key_ids: [keyId] }), ...(hours && { termination_hours: Number(hours) }) } })),
               () => (setName(''), setImageId(''), setKeyId(''), setHours('')),
             );
           }}
@@ -252,12 +251,12 @@ function Templates() {
 }
 
 function Volumes() {
-  const list = useLoad(() => get<Volume[]>('/v1/volumes'));
+  const list = useLoad(() => run(api().GET('/v1/volumes')));
   const [name, setName] = useState('');
   const [size, setSize] = useState('50');
   const [provider, setProvider] = useState('sandbox');
   const [region, setRegion] = useState('');
-  const { busy, error, create } = useCreate('/v1/volumes', list.reload);
+  const { busy, error, create } = useCreate(list.reload);
   return (
     <Part
       id="volumes"
@@ -275,7 +274,7 @@ function Volumes() {
           <td>{v.status}</td>
           <td>{usd(v.price_per_gb_month_cents)} per GB-month</td>
           <td>
-            <Remove what={`volume ${v.name}`} path={`/v1/volumes/${encodeURIComponent(v.id)}`} reload={list.reload} body="Its data is gone; storage is billed up to now." />
+            <Remove what={`volume ${v.name}`} remove={() => run(api().DELETE('/v1/volumes/{volume_id}', { params: { path: { volume_id: v.id } } }))} reload={list.reload} body="Its data is gone; storage is billed up to now." />
           </td>
         </tr>
       )}
@@ -284,7 +283,7 @@ function Volumes() {
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            void create({ name, size_gb: Number(size), provider, region }, () => setName(''));
+            void create(() => run(api().POST('/v1/volumes', { body: { name, size_gb: Number(size), provider, region } })), () => setName(''));
           }}
         >
           <h3>Make a volume</h3>
@@ -301,12 +300,12 @@ function Volumes() {
 }
 
 function Reservations() {
-  const list = useLoad(() => get<Reservation[]>('/v1/reservations'));
+  const list = useLoad(() => run(api().GET('/v1/reservations')));
   const [name, setName] = useState('');
   const [nodeId, setNodeId] = useState('');
   const [startsAt, setStartsAt] = useState('');
   const [hours, setHours] = useState('1');
-  const { busy, error, create } = useCreate('/v1/reservations', list.reload);
+  const { busy, error, create } = useCreate(list.reload);
   return (
     <Part
       id="reservations"
@@ -328,7 +327,7 @@ function Reservations() {
           <td>{r.instance_id ?? '—'}</td>
           <td>
             {(r.status === 'scheduled' || r.status === 'active') && (
-              <Remove what="this reservation" label="Cancel" path={`/v1/reservations/${encodeURIComponent(r.id)}`} reload={list.reload} body="Before its start it costs nothing; during it, the machine is terminated with the usual refund." />
+              <Remove what="this reservation" label="Cancel" remove={() => run(api().DELETE('/v1/reservations/{reservation_id}', { params: { path: { reservation_id: r.id } } }))} reload={list.reload} body="Before its start it costs nothing; during it, the machine is terminated with the usual refund." />
             )}
           </td>
         </tr>
@@ -338,7 +337,7 @@ function Reservations() {
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            void create({ name, node_id: nodeId.trim(), starts_at: startsAt ? new Date(startsAt).toISOString() : '', hours: Number(hours) }, () => setName(''));
+            void create(() => run(api().POST('/v1/reservations', { body: { name, node_id: nodeId.trim(), starts_at: startsAt ? new Date(startsAt).toISOString() : '', hours: Number(hours) } })), () => setName(''));
           }}
         >
           <h3>Reserve a node</h3>

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, type ApiError } from '../api.ts';
+import type { operations } from '../../../client/api-client.ts';
+import { api, run, type ApiError } from '../api.ts';
 import { Busy, ErrorText, Field, Loading, useLoad } from '../components.tsx';
 import { usd, when } from '../format.ts';
 import { BASE } from '../router.ts';
-import type { GpuSearch, MarketSummary, Node } from '../types.ts';
+import type { GpuSearch, Node } from '../types.ts';
 
 /** Nodes picked on this page, handed to the rent page without a second search. */
 export const pickedNodes = new Map<string, Node>();
@@ -57,7 +58,7 @@ export function MarketPage({ signedIn }: { signedIn: boolean }) {
 }
 
 function Summary() {
-  const summary = useLoad(() => get<MarketSummary>('/v1/market/summary'));
+  const summary = useLoad(() => run(api().GET('/v1/market/summary')));
   return (
     <>
       <p>
@@ -107,7 +108,7 @@ function Search() {
   useEffect(() => {
     let live = true;
     setBusy(true);
-    void get<GpuSearch>('/v1/gpus', applied).then((answer) => {
+    void run(api().GET('/v1/gpus', { params: { query: searchQuery(applied) } })).then((answer) => {
       if (!live) return;
       setBusy(false);
       setError(answer.error ?? null);
@@ -257,6 +258,19 @@ function Providers({ result }: { result: GpuSearch }) {
       {result.ignored_filters.length > 0 && <p>Filters no provider applied: {result.ignored_filters.join(', ')}</p>}
     </div>
   );
+}
+
+type SearchQuery = operations['searchGpus']['parameters']['query'];
+
+/** The form's text as the API's typed query: numbers and flags parsed, empty fields left out. */
+function searchQuery(filters: Record<string, string>): SearchQuery {
+  const query: Record<string, string | number | boolean> = {};
+  for (const [name, value] of Object.entries(filters)) {
+    if (value === '') continue;
+    const numeric = TEXT_FILTERS.find((f) => f.name === name)?.type === 'number' || name === 'limit';
+    query[name] = FLAG_FILTERS.some((f) => f.name === name) ? value === 'true' : numeric ? Number(value) : value;
+  }
+  return query as SearchQuery;
 }
 
 function sorted(nodes: Node[], key: SortKey, desc: boolean): Node[] {

@@ -1,16 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, type ApiError } from '../api.ts';
+import { api, run, type ApiError } from '../api.ts';
 import { Busy, ErrorText, Field, Input, Loading } from '../components.tsx';
 import { usd } from '../format.ts';
 import { BASE, navigate } from '../router.ts';
-import type { GpuSearch, Instance, Node, SshKey, Template, Volume } from '../types.ts';
+import type { Node, SshKey, Template, Volume } from '../types.ts';
 import { pickedNodes } from './market.tsx';
 
 /** The node picked on the market page, or found again by a search (a reload, a shared link). */
 async function findNode(id: string): Promise<{ data?: Node; error?: ApiError }> {
   const known = pickedNodes.get(id);
   if (known) return { data: known };
-  const answer = await get<GpuSearch>('/v1/gpus', { limit: 1000 });
+  const answer = await run(api().GET('/v1/gpus', { params: { query: { limit: 1000 } } }));
   if (answer.error) return { error: answer.error };
   const node = answer.data.nodes.find((n) => n.id === id);
   return node ? { data: node } : { error: { status: 404, detail: 'This node is no longer on the market; pick another.' } };
@@ -36,14 +36,14 @@ export function RentPage({ nodeId }: { nodeId: string }) {
 
   useEffect(() => {
     void findNode(nodeId).then((r) => (r.data ? setNode(r.data) : setLoadError(r.error ?? null)));
-    void get<SshKey[]>('/v1/ssh-keys').then((r) => {
+    void run(api().GET('/v1/ssh-keys')).then((r) => {
       if (r.data) {
         setKeys(r.data);
         if (r.data[0]) setKeyId(r.data[0].id);
       }
     });
-    void get<Template[]>('/v1/templates').then((r) => r.data && setTemplates(r.data));
-    void get<Volume[]>('/v1/volumes').then((r) => r.data && setVolumes(r.data));
+    void run(api().GET('/v1/templates')).then((r) => r.data && setTemplates(r.data));
+    void run(api().GET('/v1/volumes')).then((r) => r.data && setVolumes(r.data));
   }, [nodeId]);
 
   if (loadError) {
@@ -64,15 +64,19 @@ export function RentPage({ nodeId }: { nodeId: string }) {
     event.preventDefault();
     setBusy(true);
     setError(null);
-    const body: Record<string, unknown> = { node_id: node.id, idempotency_key: idempotencyKey };
-    if (name.trim()) body.name = name.trim();
-    if (hoursNumber) body.termination_hours = hoursNumber;
-    if (keyId === 'paste') {
-      if (pastedKey.trim()) body.ssh_public_key = pastedKey.trim();
-    } else if (keyId) body.ssh_key_id = keyId;
-    if (templateId) body.template_id = templateId;
-    if (volumeIds.length) body.volume_ids = volumeIds;
-    const answer = await post<Instance>('/v1/instances', body);
+    const answer = await run(
+      api().POST('/v1/instances', {
+        body: {
+          node_id: node.id,
+          idempotency_key: idempotencyKey,
+          ...(name.trim() && { name: name.trim() }),
+          ...(hoursNumber && { termination_hours: hoursNumber }),
+          ...(keyId === 'paste' ? pastedKey.trim() && { ssh_public_key: pastedKey.trim() } : keyId && { ssh_key_id: keyId }),
+          ...(templateId && { template_id: templateId }),
+          ...(volumeIds.length > 0 && { volume_ids: volumeIds }),
+        },
+      }),
+    );
     setBusy(false);
     if (answer.error) return setError(answer.error);
     navigate(`/instances?rented=${encodeURIComponent(answer.data.id)}`);

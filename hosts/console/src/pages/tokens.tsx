@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { del, get, post, type ApiError } from '../api.ts';
+import { api, run, type ApiError } from '../api.ts';
 import { Busy, Confirm, CopyButton, ErrorText, Input, Loading, Time, useLoad } from '../components.tsx';
 import { DOLLARS, usd } from '../format.ts';
-import type { Scope, Token, TokenCreated, TokenSelf } from '../types.ts';
+import type { Scope, TokenCreated } from '../types.ts';
 
 const SCOPES: { scope: Scope; what: string }[] = [
   { scope: 'read', what: 'search the market, read instances' },
@@ -13,8 +13,8 @@ const SCOPES: { scope: Scope; what: string }[] = [
 
 /** Agent tokens: capped, shown once, revocable. */
 export function TokensPage() {
-  const tokens = useLoad(() => get<Token[]>('/v1/tokens'));
-  const self = useLoad(() => get<TokenSelf>('/v1/tokens/self'));
+  const tokens = useLoad(() => run(api().GET('/v1/tokens')));
+  const self = useLoad(() => run(api().GET('/v1/tokens/self')));
   const [created, setCreated] = useState<TokenCreated | null>(null);
   return (
     <section>
@@ -88,7 +88,7 @@ export function TokensPage() {
                           title={`Revoke ${t.name ?? t.id}?`}
                           confirmLabel="Revoke"
                           run={async () => {
-                            const answer = await del(`/v1/tokens/${encodeURIComponent(t.id)}`);
+                            const answer = await run(api().DELETE('/v1/tokens/{token_id}', { params: { path: { token_id: t.id } } }));
                             await tokens.reload();
                             return answer.error ?? null;
                           }}
@@ -120,11 +120,17 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
     if (cap && !DOLLARS.test(cap.trim())) return setError('The spend cap is dollars and cents, e.g. 25 or 25.50.');
     setBusy(true);
     setError(null);
-    const body: Record<string, unknown> = { name: name.trim() || undefined, scopes };
-    if (cap.trim()) body.spend_limit_usd = cap.trim();
-    if (hours.trim()) body.max_rental_hours = Number(hours);
-    if (expires) body.expires_at = new Date(expires).toISOString();
-    const answer = await post<TokenCreated>('/v1/tokens', body);
+    const answer = await run(
+      api().POST('/v1/tokens', {
+        body: {
+          scopes,
+          ...(name.trim() && { name: name.trim() }),
+          ...(cap.trim() && { spend_limit_usd: cap.trim() }),
+          ...(hours.trim() && { max_rental_hours: Number(hours) }),
+          ...(expires && { expires_at: new Date(expires).toISOString() }),
+        },
+      }),
+    );
     setBusy(false);
     if (answer.error) return setError(answer.error);
     setName('');
