@@ -246,6 +246,63 @@ describe('delivery', () => {
     }
   });
 
+  it('tells the money running out: balance.low once per fall, then breaker.tripped and the machine terminated', async () => {
+    const start = world.clock.now().getTime();
+    const { token } = await world.fundedTenant('1.50');
+    const target = await new Receiver(world.clock).start();
+    try {
+      const { id } = await register(token, target);
+      const [node] = await world.offers((o) => o.rate >= 80 && o.rate <= 140);
+      const rented = await world.rent(token, { node_id: node!.id });
+      expect(rented.status, JSON.stringify(rented.body)).toBe(201);
+      world.clock.advance(20_000);
+      await api.call('GET', `/v1/instances/${rented.body.id}`, { token });
+      const sweep = async () => expect((await api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
+      await sweep(); // 150 - rate cents left: under an hour of the machine
+      await sweep(); // told once, not every pass
+      world.clock.advance(3 * HOUR); // the hours after the first are not paid: owed passes what is left
+      await sweep();
+      await deliver();
+      const types = target.received.map((r) => r.type).sort();
+      expect(types).toEqual(['balance.low', 'breaker.tripped', 'instance.running', 'instance.terminated']);
+      expect(target.received.every((r) => r.verified)).toBe(true);
+      const low = JSON.parse(target.received.find((r) => r.type === 'balance.low')!.body).data;
+      expect(low).toMatchObject({ balance_cents: 150 - node!.rate, available_cents: 150 - node!.rate, burn_cents_per_hour: node!.rate, threshold_cents: node!.rate });
+      const tripped = JSON.parse(target.received.find((r) => r.type === 'breaker.tripped')!.body).data;
+      expect(tripped.reason).toMatch(/funds exhausted/);
+      expect((await deliveries(token, id)).every((d) => d.status === 'succeeded')).toBe(true);
+    } finally {
+      await target.close();
+      world.clock.set(new Date(start));
+    }
+  });
+
+  it('tells reservations started and failed (a token revoked before the start)', async () => {
+    const start = world.clock.now().getTime();
+    const root = await world.fundedTenant(100);
+    const target = await new Receiver(world.clock).start();
+    try {
+      await register(root.token, target, { events: ['reservation.started', 'reservation.failed'] });
+      const agent = (await api.call('POST', '/v1/tokens', { token: root.token, body: { scopes: ['read', 'rent'] } })).body;
+      const [a, b] = await world.offers((o) => o.rate > 20 && o.rate < 500);
+      const startsAt = new Date(start + 10 * 60_000).toISOString();
+      const kept = await api.call('POST', '/v1/reservations', { token: root.token, body: { name: 'kept', hours: 1, starts_at: startsAt, node_id: a!.id } });
+      const lost = await api.call('POST', '/v1/reservations', { token: agent.token, body: { name: 'lost', hours: 1, starts_at: startsAt, node_id: b!.id } });
+      expect([kept.status, lost.status], JSON.stringify([kept.body, lost.body])).toEqual([201, 201]);
+      expect((await api.call('DELETE', `/v1/tokens/${agent.id}`, { token: root.token })).status).toBe(204);
+      world.clock.set(new Date(startsAt));
+      expect((await api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
+      await deliver();
+      const byType = new Map(target.received.map((r) => [r.type, JSON.parse(r.body).data]));
+      expect([...byType.keys()].sort()).toEqual(['reservation.failed', 'reservation.started']);
+      expect(byType.get('reservation.started')).toMatchObject({ reservation_id: kept.body.id, instance_id: expect.stringMatching(/^ins_/), failure: null });
+      expect(byType.get('reservation.failed')).toMatchObject({ reservation_id: lost.body.id, instance_id: null, failure: expect.stringMatching(/nothing charged/) });
+    } finally {
+      await target.close();
+      world.clock.set(new Date(start));
+    }
+  });
+
   it('the outbox row exists only if the change committed: a rolled back change leaves no event', async () => {
     const { token, tenantId } = await world.fundedTenant(100);
     await register(token, receiver);

@@ -1,0 +1,48 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { allowedAddress, forbiddenAddress } from '../../adapters/webhooks/address-rules.ts';
+import { failedTooLong, nextAttemptAt, RETRY_WINDOW_MS } from '../../core/webhooks/retry.ts';
+
+describe('webhook target addresses (SSRF)', () => {
+  it('refuses private, loopback, link-local, reserved and mapped forms; lets public addresses through', () => {
+    const refused = ['10.0.0.1', '127.0.0.1', '127.255.0.9', '169.254.169.254', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd12::3', 'fc00::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', 'ff02::1', 'not-an-ip'];
+    for (const address of refused) expect(forbiddenAddress(address), address).toBe(true);
+    for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:93.184.216.34']) expect(forbiddenAddress(address), address).toBe(false);
+  });
+
+  it('admits loopback only for the localhost names, and only when allowed', () => {
+    expect(allowedAddress('127.0.0.1', 'localhost', true)).toBe(true);
+    expect(allowedAddress('::1', '::1', true)).toBe(true);
+    expect(allowedAddress('127.0.0.1', 'localhost', false)).toBe(false);
+    expect(allowedAddress('127.0.0.1', 'rebind.example', true)).toBe(false);
+    expect(allowedAddress('10.0.0.1', 'localhost', true)).toBe(false);
+    expect(allowedAddress('93.184.216.34', 'example.com', false)).toBe(true);
+  });
+});
+
+describe('webhook retry schedule', () => {
+  it('1, 4, 16, 64, 256 minutes, then every 6 hours, the last try at 24 hours', () => {
+    const first = new Date('2026-11-21T00:00:00Z');
+    const times: number[] = [];
+    let at: Date | null = first;
+    for (let attempt = 1; at; attempt++) {
+      times.push((at.getTime() - first.getTime()) / 60_000);
+      at = nextAttemptAt(attempt, first, at);
+    }
+    expect(times).toEqual([0, 1, 5, 21, 85, 341, 701, 1061, 1421, 1440]);
+    expect(failedTooLong(first, new Date(first.getTime() + RETRY_WINDOW_MS))).toBe(true);
+    expect(failedTooLong(first, new Date(first.getTime() + RETRY_WINDOW_MS - 1))).toBe(false);
+  });
+
+  it('never schedules past the window, and always later than now', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: RETRY_WINDOW_MS * 2 }), (attempt, elapsed) => {
+        const first = new Date('2026-11-21T00:00:00Z');
+        const now = new Date(first.getTime() + elapsed);
+        const next = nextAttemptAt(attempt, first, now);
+        if (elapsed >= RETRY_WINDOW_MS) return next === null;
+        return next !== null && next.getTime() > now.getTime() && next.getTime() <= first.getTime() + RETRY_WINDOW_MS;
+      }),
+    );
+  });
+});
