@@ -35,10 +35,8 @@ export const instanceData = (instance: Instance): Record<string, unknown> => ({
  */
 export function instanceEvents(before: InstanceBefore | null, after: Instance): NewEvent[] {
   const events: NewEvent[] = [];
-  // read by name: spot instances carry when their machine was preempted
-  const preemptedAt = (after as Instance & { preemptedAt?: Date | null }).preemptedAt ?? null;
-  if (preemptedAt && !before?.preemptedAt) {
-    events.push({ tenantId: after.tenantId, type: 'instance.preempted', data: { ...instanceData(after), preempted_at: preemptedAt.toISOString() }, at: preemptedAt });
+  if (after.preemptedAt && !before?.preemptedAt) {
+    events.push({ tenantId: after.tenantId, type: 'instance.preempted', data: { ...instanceData(after), preempted_at: after.preemptedAt.toISOString() }, at: after.preemptedAt });
   }
   const type = statusEvent(before?.status ?? null, after.status);
   if (type) events.push({ tenantId: after.tenantId, type, data: instanceData(after), at: after.terminatedAt && type !== 'instance.running' ? after.terminatedAt : after.startedAt ?? after.createdAt });

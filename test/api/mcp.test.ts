@@ -40,7 +40,7 @@ describe('POST /mcp', () => {
       'create_ssh_key', 'create_template', 'create_volume', 'create_reservation', 'ingest_usage', 'create_checkout', 'sync_checkout', 'update_auto_recharge', 'forget_card', 'resume_rentals']) {
       expect(all).toContain(name);
     }
-    expect(all.filter((name) => /operator|sign_in|sign_up|device|stripe|manual_checkout|tenant|credit|create_charge|confirm|reject/.test(name))).toEqual([]);
+    expect(all.filter((name) => /operator|sign_in|sign_up|device|webhook|manual_checkout|tenant|credit|create_charge|confirm|reject/.test(name))).toEqual([]);
 
     const reader = await connect(await childToken(token, { scopes: ['read'] }));
     const readTools = (await reader.listTools()).tools;

@@ -303,6 +303,60 @@ describe('delivery', () => {
     }
   });
 
+  it('tells instance.failed when the provider refuses the machine (refunded)', async () => {
+    const { token } = await world.fundedTenant(50);
+    const target = await new Receiver(world.clock).start();
+    try {
+      await register(token, target);
+      const [node] = await world.offers();
+      world.sandbox.cloud.failNextCreates(1, 'rejected');
+      expect((await world.rent(token, { node_id: node!.id })).status).toBe(409);
+      await deliver();
+      expect(target.received.map((r) => r.type)).toEqual(['instance.failed']);
+      expect(JSON.parse(target.received[0]!.body).data).toMatchObject({ status: 'failed', failure: expect.stringMatching(/refused/) });
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('tells a spot machine taken back: instance.preempted (from the reconciler), then instance.terminated', async () => {
+    const start = world.clock.now().getTime();
+    const { token } = await world.fundedTenant(100);
+    const target = await new Receiver(world.clock).start();
+    try {
+      await register(token, target, { events: ['instance.preempted', 'instance.terminated'] });
+      const offers = await world.offers((o) => o.rate >= 40 && o.rate <= 800);
+      const offer = offers[offers.length - 1]!;
+      const spotRate = Math.max(1, Math.floor(offer.rate * 0.4));
+      await world.sandbox.cloud.setSpotPrice(offer.id.slice('sandbox:'.length), (spotRate / 100).toFixed(2));
+      world.clock.advance(60_000); // the market reads its snapshot again
+      const bid = ((Math.ceil(spotRate / offer.gpuCount) + 3) / 100).toFixed(2);
+      const claim = await api.call('POST', '/v1/spot-claims', { token, body: { name: 'spot', hours: 2, node_id: offer.id, gpu_count: offer.gpuCount, max_price_per_gpu_hour: bid } });
+      expect(claim.status, JSON.stringify(claim.body)).toBe(201);
+      const sweep = async () => expect((await api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
+      await sweep();
+      const instanceId = (await api.call('GET', `/v1/spot-claims/${claim.body.id}`, { token })).body.instance_id as string;
+      expect(instanceId).toMatch(/^ins_/);
+      world.clock.advance(30_000);
+      expect((await api.call('GET', `/v1/instances/${instanceId}`, { token })).body.status).toBe('running');
+      world.clock.advance(2 * 60_000);
+      await sweep(); // seen running
+      const machine = (await world.sandbox.cloud.listMachines()).find((m) => m.label === instanceId)!;
+      expect(await world.sandbox.cloud.preemptMachine(machine.machineId)).toBe(true);
+      world.clock.advance(60_000);
+      await sweep();
+      expect(await api.call('DELETE', `/v1/spot-claims/${claim.body.id}`, { token }).then((r) => r.status)).toBe(200);
+      await deliver();
+      const mine = target.received.filter((r) => JSON.parse(r.body).data.instance_id === instanceId);
+      expect(mine.map((r) => r.type).sort()).toEqual(['instance.preempted', 'instance.terminated']);
+      expect(mine.every((r) => r.verified)).toBe(true);
+      expect(JSON.parse(mine.find((r) => r.type === 'instance.preempted')!.body).data).toMatchObject({ preempted_at: world.clock.now().toISOString(), failure: expect.stringMatching(/preempted/) });
+    } finally {
+      await target.close();
+      world.clock.set(new Date(start));
+    }
+  });
+
   it('the outbox row exists only if the change committed: a rolled back change leaves no event', async () => {
     const { token, tenantId } = await world.fundedTenant(100);
     await register(token, receiver);

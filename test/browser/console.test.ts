@@ -5,7 +5,6 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
-import { startFakeGithub, type FakeGithub } from '../fakes/github/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
@@ -25,7 +24,6 @@ const PHONE = { width: 390, height: 844 };
 
 let api: TestApi;
 let inbox: SmtpInbox;
-let github: FakeGithub;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -38,15 +36,9 @@ beforeAll(async () => {
   execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'hosts/console/vite.config.ts'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
   mkdirSync(ARTIFACTS, { recursive: true });
   inbox = await startSmtpInbox();
-  const clock = new ManualClock(new Date());
-  github = await startFakeGithub({ clientId: 'Iv1.console0123456789', now: () => clock.now().getTime() });
   api = await startApi(
-    {
-      publicUrl: PUBLIC,
-      providers: [{ name: 'sandbox', config: {} }],
-      auth: { mail: { smtpUrl: inbox.url, from: 'gpu-control-plane <no-reply@cp.test>' }, github: { clientId: 'Iv1.console0123456789', githubUrl: github.githubUrl, apiUrl: github.apiUrl } },
-    },
-    { clock },
+    { publicUrl: PUBLIC, providers: [{ name: 'sandbox', config: {} }], auth: { mail: { smtpUrl: inbox.url, from: 'gpu-control-plane <no-reply@cp.test>' } } },
+    { clock: new ManualClock(new Date()) },
   );
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -65,16 +57,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await api?.close();
-  await github?.close();
   await inbox?.close();
 });
 
 /** axe-core finds no serious or critical violation; the page at desktop and phone width, photographed. */
-async function check(name: string, page = mainPage()): Promise<void> {
+async function check(name: string): Promise<void> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(c: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run((globalThis as unknown as { document: unknown }).document);
+    const axe = (globalThis as unknown as { axe: { run(c: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document);
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
   expect(violations, `axe on ${name}`).toEqual([]);
@@ -83,13 +74,12 @@ async function check(name: string, page = mainPage()): Promise<void> {
   try {
     await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true });
     // usable at phone width: the page itself never scrolls sideways (wide tables scroll in their own box)
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth), `${name} at phone width`).toBeLessThanOrEqual(PHONE.width);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at phone width`).toBeLessThanOrEqual(PHONE.width);
   } finally {
     await page.setViewportSize(DESKTOP);
   }
 }
 
-const mainPage = () => page;
 const session = () => page.evaluate(() => sessionStorage.getItem('gcp.console.session'));
 const email = `person.${Date.now().toString(36)}@example.com`;
 
@@ -258,25 +248,6 @@ describe('the console', () => {
     expect((await api.call('GET', '/v1/billing/account', { token })).body.rentals).toBe('paused');
     await expect(page.getByRole('button', { name: 'Resume renting' }).isVisible()).resolves.toBe(true);
     await check('billing-stopped');
-  });
-
-  it("signs in with GitHub's device flow: the code shown, the page signs in once GitHub approves it", async () => {
-    const other = await browser.newPage({ viewport: DESKTOP });
-    try {
-      await other.goto(`${api.baseUrl}/console/sign-in`);
-      await other.getByRole('link', { name: 'Sign in with GitHub' }).click();
-      await other.getByRole('button', { name: 'Get a code' }).click();
-      const userCode = (await other.locator('.code code').textContent())!;
-      expect(userCode).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
-      expect(await other.getByRole('link', { name: /login\/device/ }).getAttribute('href')).toContain('/login/device');
-      await check('github', other);
-      github.state.approve(userCode, { id: 4242, login: 'octo', email: 'octo@example.com', emailVerified: true });
-      api.clock.advance(6_000); // GitHub's interval on the server's clock; the page polls every interval by itself
-      await other.waitForURL('**/console/market', { timeout: 20_000 });
-      expect(await other.evaluate(() => sessionStorage.getItem('gcp.console.session'))).toMatch(/^gcp_tok_/);
-    } finally {
-      await other.close();
-    }
   });
 
   it('/docs renders the API reference from the package, with the security headers', async () => {

@@ -20,8 +20,8 @@ export class EventedInstanceStore extends MikroInstanceStore {
   }
 
   override async update(instance: Instance): Promise<void> {
-    // the row is locked by the caller: what it held before this update (preempted_at read by name, as JSON)
-    const [row] = await this.db.execute<Row[]>(`select i.status, to_jsonb(i) ->> 'preempted_at' as preempted_at from instances i where i.id = ?`, [instance.id]);
+    // the row is locked by the caller: what it held before this update
+    const [row] = await this.db.execute<Row[]>(`select status, preempted_at from instances where id = ?`, [instance.id]);
     await super.update(instance);
     const before = row ? { status: row.status as InstanceStatus, preemptedAt: dateOrNull(row.preempted_at) } : null;
     for (const event of instanceEvents(before, instance)) await this.events.emit(event);
