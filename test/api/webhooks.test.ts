@@ -10,6 +10,8 @@ import { StandardWebhookSigner } from '../../adapters/webhooks/standard-signer.t
 import { UndiciWebhookTransport } from '../../adapters/webhooks/undici-transport.ts';
 import { AesGcmSecretBox } from '../../adapters/crypto/aes-gcm-secret-box.ts';
 import { RandomIds } from '../../adapters/crypto/node-secrets.ts';
+import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
+import type { OffSessionCharge, OffSessionOutcome } from '../../core/ports/payments.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
@@ -468,6 +470,55 @@ describe('delivery', () => {
     } finally {
       await down.close();
       world.clock.set(new Date(start));
+    }
+  });
+});
+
+describe('the worker in the server', () => {
+  it('delivers without being asked: a server polls for due attempts (every 50 ms here)', async () => {
+    const clock = new ManualClock(new Date());
+    const server = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: true, pollMs: 50 } }, { clock });
+    const target = await new Receiver(clock).start();
+    try {
+      const { token } = await server.newTenant();
+      const created = await server.call('POST', '/v1/webhook-endpoints', { token, body: { url: target.url } });
+      target.secret = created.body.secret;
+      const sent = await server.call('POST', `/v1/webhook-endpoints/${created.body.id}/test`, { token });
+      for (let waited = 0; target.received.length === 0 && waited < 5_000; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(target.received.map((r) => [r.id, r.verified])).toEqual([[sent.body.event_id, true]]);
+    } finally {
+      await target.close();
+      await server.close();
+    }
+  });
+});
+
+/** The embedded processor, its off-session charges declined as a bank would. */
+class DecliningManual extends ManualPayments {
+  override async chargeOffSession(_charge: OffSessionCharge): Promise<OffSessionOutcome> {
+    return { ok: false, reason: 'card_declined: Your card was declined.' };
+  }
+}
+
+describe('auto-recharge', () => {
+  it('tells auto_recharge.failed when the card is declined, once (the attempt is not repeated until the tenant acts)', async () => {
+    const declining = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: false } }, { payments: new DecliningManual('http://127.0.0.1:1'), clock: world.clock });
+    const target = await new Receiver(world.clock).start();
+    try {
+      const { token } = await declining.newTenant();
+      const started = await declining.call('POST', '/v1/billing/checkout', { token, body: { amount_usd: 5 } });
+      expect((await fetch(`${declining.baseUrl}${new URL(started.body.url).pathname}/pay`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+      const created = await declining.call('POST', '/v1/webhook-endpoints', { token, body: { url: target.url, events: ['auto_recharge.failed'] } });
+      target.secret = created.body.secret;
+      await declining.call('PUT', '/v1/billing/auto-recharge', { token, body: { enabled: true, threshold_usd: 10, amount_usd: 20 } });
+      for (let i = 0; i < 2; i++) expect((await declining.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
+      await declining.plane.services.webhookDeliveries.deliverDue();
+      expect(target.received.map((r) => r.type)).toEqual(['auto_recharge.failed']);
+      expect(target.received[0]!.verified).toBe(true);
+      expect(JSON.parse(target.received[0]!.body).data).toMatchObject({ amount_cents: 2000, amount_usd: '20.00', error: expect.stringMatching(/card_declined/), suspended: true });
+    } finally {
+      await target.close();
+      await declining.close();
     }
   });
 });
