@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { startApi } from '../support/api.ts';
 
 let world: RentalWorld;
 const clients: Client[] = [];
@@ -40,7 +41,7 @@ describe('POST /mcp', () => {
       'create_ssh_key', 'create_template', 'create_volume', 'create_reservation', 'ingest_usage', 'create_checkout', 'sync_checkout', 'update_auto_recharge', 'forget_card', 'resume_rentals']) {
       expect(all).toContain(name);
     }
-    expect(all.filter((name) => /operator|sign_in|sign_up|device|webhook|manual_checkout|tenant|credit|create_charge|confirm|reject/.test(name))).toEqual([]);
+    expect(all.filter((name) => /operator|sign_in|sign_up|device|stripe|manual_checkout|tenant|credit|create_charge|confirm|reject/.test(name))).toEqual([]);
 
     const reader = await connect(await childToken(token, { scopes: ['read'] }));
     const readTools = (await reader.listTools()).tools;
@@ -160,6 +161,34 @@ describe('POST /mcp', () => {
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe('POST');
       expect(res.body.detail).toMatch(/stateless/);
+    }
+  });
+});
+
+describe('POST /mcp rate limit', () => {
+  it('spends the same per-token budget as the REST routes: over it, 429 with Retry-After and {detail}', async () => {
+    const api = await startApi({ rateLimits: { publicPerMinute: 100, perTokenPerMinute: 4 } });
+    try {
+      const { token } = await api.newTenant();
+      const toolCall = () =>
+        api.call('POST', '/mcp', {
+          token,
+          headers: { accept: 'application/json, text/event-stream' },
+          body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_token_self', arguments: {} } },
+        });
+      expect((await api.call('GET', '/v1/tokens/self', { token })).status).toBe(200);
+      expect((await api.call('GET', '/v1/tokens/self', { token })).status).toBe(200);
+      const first = await toolCall();
+      expect(first.status).toBe(200);
+      expect(first.headers.get('ratelimit')).toMatch(/remaining=1/);
+      expect((await toolCall()).status).toBe(200);
+      const over = await toolCall();
+      expect(over.status).toBe(429);
+      expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(over.body.detail).toMatch(/too many requests/);
+      expect((await api.call('GET', '/v1/tokens/self', { token })).status).toBe(429);
+    } finally {
+      await api.close();
     }
   });
 });
