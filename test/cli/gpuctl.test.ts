@@ -97,6 +97,19 @@ describe('usage', () => {
     expect(wrong.stderr).toMatch(/^error: .*token/im);
   });
 
+  it('rate limited (429): exit 7 saying when to retry', async () => {
+    const limited = await startApi({ rateLimits: { publicPerMinute: 100, perTokenPerMinute: 2 } });
+    try {
+      const { token } = await limited.newTenant('limited');
+      const runs = [];
+      for (let i = 0; i < 3; i++) runs.push(await cli.run(['ls'], { env: { GPUCTL_URL: limited.baseUrl, GPUCTL_TOKEN: token } }));
+      expect(runs.map((r) => r.code)).toEqual([0, 0, 7]);
+      expect(runs[2]!.stderr).toMatch(/^error: .*\(retry in \d+ s\)\n$/);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('a server that does not answer: exit 7', async () => {
     const run = await cli.run(['ls'], { env: { GPUCTL_URL: 'http://127.0.0.1:9' } });
     expect(run.code, run.stderr).toBe(7);

@@ -1,10 +1,11 @@
 import { Option, type Command } from 'commander';
-import type { operations, Schema } from '../../client/api-client.ts';
+import type { paths, Schema } from '../../client/api-client.ts';
 import { connect, example, expectOk, optionsOf, print, printJson, withJson } from '../context.ts';
 import { money, relative, table } from '../format.ts';
 import { decimal, integer, usd } from '../parse.ts';
 
-type SearchQuery = NonNullable<operations['searchGpus']['parameters']['query']>;
+// by path, not operationId: operations are renamed to read as MCP tools
+type SearchQuery = NonNullable<paths['/v1/gpus']['get']['parameters']['query']>;
 
 interface FilterOptions {
   gpuType?: string;
