@@ -4,18 +4,21 @@
  * entry per instance, advance every instance, debit every account, mark every machine seen) in the
  * same run. Sizes 10k, 30k and 100k show how the time grows. Then one pass that starts 10,000 due
  * reservations (issue 12) in 1,000 accounts, each a rental through RentalService.rent, beside a plain-SQL
- * baseline doing the same writes set-based. `npm run bench:sweep`.
+ * baseline doing the same writes set-based. Then one pass over 10,000 pending spot claims (issue 12) in 1,000
+ * accounts, each renting a spot machine through RentalService.rent, beside a plain-SQL baseline of the same writes.
+ * `npm run bench:sweep`.
  */
 import os from 'node:os';
 import { pino } from 'pino';
 import { ManualClock } from '../adapters/clock/manual-clock.ts';
 import type { Offer } from '../core/market/offer.ts';
-import type { Machine, Provider } from '../core/ports/providers.ts';
+import type { Machine, Provider, SpotMarket } from '../core/ports/providers.ts';
 import { createControlPlane, type ControlPlane } from '../hosts/composition/control-plane.ts';
 import { freshPostgres, postgresReachable } from '../test/support/database.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,30000,100000').split(',').map(Number);
 const RESERVATIONS = Number(process.env.BENCH_RESERVATIONS ?? '10000');
+const SPOT_CLAIMS = Number(process.env.BENCH_SPOT_CLAIMS ?? '10000');
 const T0 = new Date('2026-11-21T12:00:00.000Z');
 const DUE = new Date(T0.getTime() + 3_600_000 + 1_000);
 
@@ -248,6 +251,113 @@ async function measureReservations(count: number, what: 'sweep' | 'baseline'): P
   }
 }
 
+/** The reservation provider with a spot market: every offer's spot price $0.40 an hour, listed so a search finds them. */
+function spotProvider(): Provider & SpotMarket {
+  const base = reservationProvider();
+  const spot = async (offerId: string) => {
+    const offer = await base.getOffer(offerId);
+    return offer && { ...offer, spotPriceUsdPerHour: '0.40' };
+  };
+  return {
+    ...base,
+    listOffers: async () => Promise.all(Array.from({ length: 50 }, (_, i) => spot(String(i)))) as Promise<Offer[]>,
+    getOffer: spot,
+    createSpotMachine: (request) => base.createMachine(request),
+  };
+}
+
+/** N pending claims in N/10 accounts, each for a node at a bid of 50 cents per GPU-hour for 2 hours, held on its token. */
+async function seedSpotClaims(plane: ControlPlane, count: number): Promise<void> {
+  const accounts = Math.max(1, Math.floor(count / 10));
+  const run = (sql: string, params: unknown[] = []) => plane.storage.execute(sql, params);
+  await run(
+    `insert into tenants (id, name, created_at, bootstrap_digest, bootstrap_expires_at, bootstrap_used_at)
+     select 'ten_b' || a, 'bench', ?, 'x', ?, ? from generate_series(0, ? - 1) a`,
+    [T0, T0, T0, accounts],
+  );
+  await run(
+    `insert into tokens (id, tenant_id, name, scopes, spend_limit_cents, committed_cents, max_rental_hours, expires_at, parent_id, ancestor_ids, created_at, revoked_at, secret_digest)
+     select 'tok_b' || a, 'ten_b' || a, null, '{read,rent}', 100000000, 100 * ((? - 1 - a) / ? + 1), null, null, null, '{}', ?, null, 'x'
+       from generate_series(0, ? - 1) a`,
+    [count, accounts, T0, accounts],
+  );
+  await run(`insert into accounts (tenant_id, balance_cents, created_at) select 'ten_b' || a, 10000000, ? from generate_series(0, ? - 1) a`, [T0, accounts]);
+  await run(
+    `insert into spot_claims (id, tenant_id, token_id, name, status, node_id, search, gpu_type, gpu_count, bid_cents_per_gpu_hour, hours, ends_at,
+                              commitment_cents, created_at)
+     select 'spc_b' || lpad(i::text, 6, '0'), 'ten_b' || (i % ?), 'tok_b' || (i % ?), 'bench', 'pending', 'bench:' || i, null, 'H100', 1, 50, 2, ?, 100, ?
+       from generate_series(0, ? - 1) i`,
+    [accounts, accounts, new Date(T0.getTime() + 2 * 3_600_000), T0, count],
+  );
+  await run('analyze');
+}
+
+/** The same writes as renting them, set-based with nothing decided: instances, first hours, balances, claims. */
+async function spotClaimBaseline(plane: ControlPlane): Promise<void> {
+  await plane.storage.orm.em.fork().transactional(async (em) => {
+    await em.execute(
+      `insert into instances (id, tenant_id, token_id, node_id, provider, offer_id, name, status, gpu_type, gpu_count, rate_cents_per_hour,
+                              created_at, started_at, paid_until, window_ends_at, machine_id, idempotency_key, request_digest, charged_cents, commitment_cents, launch,
+                              ledger_note, minimum_minutes)
+       select 'ins_' || c.id, c.tenant_id, c.token_id, c.node_id, 'bench', c.id, c.name, 'running', c.gpu_type, c.gpu_count, 40,
+              ?, ?, ?::timestamptz + interval '1 hour', c.ends_at, 'm_' || c.id, c.id || ':1', 'x', 40, 0, 'created', 'spot claim ' || c.id, 0
+         from spot_claims c where c.status = 'pending'`,
+      [DUE, DUE, DUE],
+    );
+    await em.execute(
+      `insert into ledger_entries (id, tenant_id, kind, amount_cents, balance_after_cents, reference, description, unique_key, created_at)
+       select 'led_' || c.id, c.tenant_id, 'rental_hour', -40, 0, 'ins_' || c.id, 'first hour (spot claim ' || c.id || ')', 'rent:ins_' || c.id, ?
+         from spot_claims c where c.status = 'pending'`,
+      [DUE],
+    );
+    await em.execute(
+      `update accounts a set balance_cents = a.balance_cents - s.total
+         from (select tenant_id, 40 * count(*) as total from spot_claims where status = 'pending' group by tenant_id) s
+        where a.tenant_id = s.tenant_id`,
+    );
+    await em.execute(`update spot_claims set status = 'active', instance_id = 'ins_' || id, machines = 1 where status = 'pending'`);
+  });
+}
+
+async function measureSpotClaims(count: number, what: 'sweep' | 'baseline'): Promise<number> {
+  const database = await freshPostgres();
+  const clock = new ManualClock(T0);
+  const plane = await createControlPlane(
+    {
+      storage: database.target,
+      operatorKeys: [],
+      rateLimits: { publicPerMinute: 1, perTokenPerMinute: 1 },
+      logLevel: 'silent',
+      market: { backgroundRefresh: false },
+      billing: { sweep: false, defaultMaxBurnCentsPerHour: null },
+    },
+    { clock, logger: pino({ level: 'silent' }), providers: [spotProvider()] },
+  );
+  try {
+    await seedSpotClaims(plane, count);
+    clock.set(DUE);
+    const started = performance.now();
+    if (what === 'sweep') {
+      const report = await plane.services.sweep.run();
+      if (report.spotClaimsRented !== count || report.errors.length > 0) {
+        throw new Error(`the pass did not rent every claim: ${JSON.stringify({ ...report, errors: report.errors.slice(0, 5) })}`);
+      }
+    } else {
+      await spotClaimBaseline(plane);
+    }
+    const ms = performance.now() - started;
+    const [check] = await plane.storage.execute<{ active: number; instances: number; entries: number }[]>(
+      `select (select count(*)::int from spot_claims where status = 'active') as active, (select count(*)::int from instances where minimum_minutes = 0) as instances,
+              (select count(*)::int from ledger_entries where description like 'first hour (spot claim spc_%') as entries`,
+    );
+    if (check!.active !== count || check!.instances !== count || check!.entries !== count) throw new Error(`${what} left ${JSON.stringify(check)}`);
+    return ms;
+  } finally {
+    await plane.close();
+    await database.drop();
+  }
+}
+
 async function main(): Promise<void> {
   if (!(await postgresReachable())) {
     console.error('bench:sweep needs PostgreSQL on 127.0.0.1:5432');
@@ -272,6 +382,15 @@ async function main(): Promise<void> {
     const pass = await measureReservations(RESERVATIONS, 'sweep');
     console.log(
       `${String(RESERVATIONS).padStart(12)}  ${String(RESERVATIONS / 10).padStart(9)}  ${pass.toFixed(0).padStart(9)}  ${base.toFixed(0).padStart(12)}  ${(pass / base).toFixed(2).padStart(6)}  ${((pass / RESERVATIONS) * 1000).toFixed(1).padStart(16)}`,
+    );
+  }
+  if (SPOT_CLAIMS > 0) {
+    console.log(`\none sweep pass over every pending spot claim (a spot rental each), 10 claims per account\n`);
+    console.log('spot claims   accounts   sweep ms   baseline ms   ratio   sweep ms per 1k');
+    const base = await measureSpotClaims(SPOT_CLAIMS, 'baseline');
+    const pass = await measureSpotClaims(SPOT_CLAIMS, 'sweep');
+    console.log(
+      `${String(SPOT_CLAIMS).padStart(11)}  ${String(SPOT_CLAIMS / 10).padStart(9)}  ${pass.toFixed(0).padStart(9)}  ${base.toFixed(0).padStart(12)}  ${(pass / base).toFixed(2).padStart(6)}  ${((pass / SPOT_CLAIMS) * 1000).toFixed(1).padStart(16)}`,
     );
   }
 }
