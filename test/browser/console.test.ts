@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
+import { startFakeGithub, type FakeGithub } from '../fakes/github/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
@@ -24,6 +25,7 @@ const PHONE = { width: 390, height: 844 };
 
 let api: TestApi;
 let inbox: SmtpInbox;
+let github: FakeGithub;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -36,9 +38,15 @@ beforeAll(async () => {
   execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'hosts/console/vite.config.ts'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
   mkdirSync(ARTIFACTS, { recursive: true });
   inbox = await startSmtpInbox();
+  const clock = new ManualClock(new Date());
+  github = await startFakeGithub({ clientId: 'Iv1.console0123456789', now: () => clock.now().getTime() });
   api = await startApi(
-    { publicUrl: PUBLIC, providers: [{ name: 'sandbox', config: {} }], auth: { mail: { smtpUrl: inbox.url, from: 'gpu-control-plane <no-reply@cp.test>' } } },
-    { clock: new ManualClock(new Date()) },
+    {
+      publicUrl: PUBLIC,
+      providers: [{ name: 'sandbox', config: {} }],
+      auth: { mail: { smtpUrl: inbox.url, from: 'gpu-control-plane <no-reply@cp.test>' }, github: { clientId: 'Iv1.console0123456789', githubUrl: github.githubUrl, apiUrl: github.apiUrl } },
+    },
+    { clock },
   );
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -57,15 +65,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await api?.close();
+  await github?.close();
   await inbox?.close();
 });
 
 /** axe-core finds no serious or critical violation; the page at desktop and phone width, photographed. */
-async function check(name: string): Promise<void> {
+async function check(name: string, page = mainPage()): Promise<void> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(c: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document);
+    const axe = (globalThis as unknown as { axe: { run(c: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document);
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
   expect(violations, `axe on ${name}`).toEqual([]);
@@ -74,12 +83,13 @@ async function check(name: string): Promise<void> {
   try {
     await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true });
     // usable at phone width: the page itself never scrolls sideways (wide tables scroll in their own box)
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at phone width`).toBeLessThanOrEqual(PHONE.width);
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth), `${name} at phone width`).toBeLessThanOrEqual(PHONE.width);
   } finally {
     await page.setViewportSize(DESKTOP);
   }
 }
 
+const mainPage = () => page;
 const session = () => page.evaluate(() => sessionStorage.getItem('gcp.console.session'));
 const email = `person.${Date.now().toString(36)}@example.com`;
 
@@ -250,12 +260,50 @@ describe('the console', () => {
     await check('billing-stopped');
   });
 
+  it("signs in with GitHub's device flow: the code shown, the page signs in once GitHub approves it", async () => {
+    const other = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await other.goto(`${api.baseUrl}/console/sign-in`);
+      await other.getByRole('link', { name: 'Sign in with GitHub' }).click();
+      await other.getByRole('button', { name: 'Get a code' }).click();
+      const userCode = (await other.locator('.code code').textContent())!;
+      expect(userCode).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
+      expect(await other.getByRole('link', { name: /login\/device/ }).getAttribute('href')).toContain('/login/device');
+      await check('github', other);
+      github.state.approve(userCode, { id: 4242, login: 'octo', email: 'octo@example.com', emailVerified: true });
+      api.clock.advance(6_000); // GitHub's interval on the server's clock; the page polls every interval by itself
+      await other.waitForURL('**/console/market', { timeout: 20_000 });
+      expect(await other.evaluate(() => sessionStorage.getItem('gcp.console.session'))).toMatch(/^gcp_tok_/);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('/docs renders the API reference from the package, with the security headers', async () => {
     const response = await page.goto(`${api.baseUrl}/docs`);
     expect(response!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(response!.headers()['content-security-policy']).toMatch(/script-src 'self'(;|$)/);
     await expect.poll(() => page.locator('body').textContent(), { timeout: 20_000 }).toContain('Liveness');
     await page.screenshot({ path: join(ARTIFACTS, 'docs-desktop.png') });
+  });
+
+  it('serves the built files compressed, unknown ones as 404 {detail}, and leaves the API untouched', async () => {
+    const html = await (await fetch(`${api.baseUrl}/console/instances`)).text();
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const gz = await fetch(api.baseUrl + script, { headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers.get('content-encoding')).toBe('gzip');
+    expect(gz.headers.get('cache-control')).toContain('immutable');
+    const budget = JSON.parse(readFileSync(join(ROOT, 'dist/console/budget.json'), 'utf8')) as { first_load_gzip_bytes: number };
+    expect(budget.first_load_gzip_bytes).toBeLessThan(150 * 1024);
+    const missing = await fetch(`${api.baseUrl}/console/assets/gone-0000.js`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).detail).toMatch(/no console file/);
+    const redirect = await fetch(`${api.baseUrl}/?checkout=success&session_id=cs_1`, { redirect: 'manual' });
+    expect(redirect.headers.get('location')).toBe('/console/?checkout=success&session_id=cs_1');
+    const health = await fetch(`${api.baseUrl}/healthz`);
+    expect(health.headers.get('content-security-policy')).toBeNull();
+    expect((await fetch(`${api.baseUrl}/v1/nothing-here`)).status).toBe(404);
+    expect((await fetch(`${api.baseUrl}/console`, { method: 'POST' })).status).toBe(404);
   });
 
   it('no page broke the Content Security Policy', () => {
