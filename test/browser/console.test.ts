@@ -297,7 +297,7 @@ describe('the console', () => {
     expect(budget.first_load_gzip_bytes).toBeLessThan(150 * 1024);
     const missing = await fetch(`${api.baseUrl}/console/assets/gone-0000.js`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).detail).toMatch(/no console file/);
+    expect(((await missing.json()) as { detail: string }).detail).toMatch(/no console file/);
     const redirect = await fetch(`${api.baseUrl}/?checkout=success&session_id=cs_1`, { redirect: 'manual' });
     expect(redirect.headers.get('location')).toBe('/console/?checkout=success&session_id=cs_1');
     const health = await fetch(`${api.baseUrl}/healthz`);
