@@ -25,4 +25,10 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `gpuctl ls | head -1`: the reader left, which is not a failure of the command
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+  throw error;
+});
+
 process.exitCode = await main(process.argv);

@@ -111,6 +111,18 @@ describe('device flow', () => {
 const json = (stdout: string) => JSON.parse(stdout) as unknown;
 
 describe('email and tokens', () => {
+  it('a server without GitHub sign-in: exit 6 with its detail and what else works', async () => {
+    const bare = await startApi();
+    try {
+      const run = await gpuctl().run(['login', '--url', bare.baseUrl]);
+      expect(run.code).toBe(6);
+      expect(run.stderr).toMatch(/^error: .*GITHUB_CLIENT_ID.*\nSign in with --email, or save an API token with --token\.\n$/s);
+    } finally {
+      await bare.close();
+    }
+  });
+
+
   it('--email with --password or the password on stdin; a wrong password exits 3 with the API detail', async () => {
     const email = await confirmedAccount();
     const cli = gpuctl();

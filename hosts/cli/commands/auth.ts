@@ -32,7 +32,11 @@ function anonymous(url: string): Session {
 }
 
 async function deviceFlow(session: Session): Promise<Schema<'DevicePollOut'>> {
-  const begun = await expectOk(session, session.client.POST('/v1/auth/codehost/device/start'));
+  const begun = await expectOk(session, session.client.POST('/v1/auth/codehost/device/start')).catch((error: unknown) => {
+    // 409: this server has no GitHub sign-in; say what else works
+    if (error instanceof CliError && error.exitCode === EXIT.conflict) throw new CliError(`${error.message}\nSign in with --email, or save an API token with --token.`, error.exitCode);
+    throw error;
+  });
   note(`Open ${begun.verification_uri} and enter the code ${begun.user_code}`);
   note(`Waiting for you to approve (the code expires ${relative(new Date(Date.now() + begun.expires_in * 1000).toISOString())})...`);
   let interval = begun.interval;
