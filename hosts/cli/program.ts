@@ -27,6 +27,7 @@ export function buildProgram(): Command {
     .version(version())
     .option('--profile <name>', 'the saved profile to use (default: GPUCTL_PROFILE, or the last one signed in)')
     .exitOverride()
+    .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError()
     .addHelpText(
       'after',

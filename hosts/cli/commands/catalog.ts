@@ -13,8 +13,8 @@ function lsCommand(group: Command, what: string, run: (command: Command) => Prom
 }
 
 /** `<group> rm <id>`: a 204, so --json prints nothing. */
-function rmCommand(group: Command, idExample: string, remove: (command: Command, id: string) => Promise<void>): void {
-  example(withJson(group.command('rm').description(`Delete one`).argument('<id>', `its id (${idExample.split('_')[0]}_...)`)), `gpuctl ${group.name()} rm ${idExample}`).action(
+function rmCommand(group: Command, what: string, idExample: string, remove: (command: Command, id: string) => Promise<void>): void {
+  example(withJson(group.command('rm').description(`Delete ${what}`).argument('<id>', `its id (${idExample.split('_')[0]}_...)`)), `gpuctl ${group.name()} rm ${idExample}`).action(
     (async (id: string, _options: unknown, command: Command) => {
       await remove(command, id);
       if (!optionsOf(command).json) print(`Deleted ${id}`);
@@ -58,7 +58,7 @@ function sshKeys(program: Command): void {
     if (options.json) return printJson(key);
     print(`Saved ${key.id} (${key.fingerprint}); rent with it: gpuctl rent <node_id> --ssh-key ${key.id}`);
   });
-  rmCommand(group, 'key_abc123', async (command, id) => {
+  rmCommand(group, 'an SSH key (machines already running keep it)', 'key_abc123', async (command, id) => {
     const session = connect(command);
     await expectOk(session, session.client.DELETE('/v1/ssh-keys/{key_id}', { params: { path: { key_id: id } } }));
   });
@@ -103,7 +103,7 @@ function images(program: Command): void {
     if (options.json) return printJson(saved);
     print(`Saved ${saved.id} (${saved.image})`);
   });
-  rmCommand(group, 'img_abc123', async (command, id) => {
+  rmCommand(group, 'an image and its saved credentials', 'img_abc123', async (command, id) => {
     const session = connect(command);
     await expectOk(session, session.client.DELETE('/v1/images/{image_id}', { params: { path: { image_id: id } } }));
   });
@@ -163,7 +163,7 @@ function templates(program: Command): void {
     if (o.json) return printJson(created);
     print(`Saved ${created.id}; rent from it: gpuctl rent <node_id> --template ${created.id}`);
   });
-  rmCommand(group, 'tpl_abc123', async (command, id) => {
+  rmCommand(group, 'a template (machines rented from it are not touched)', 'tpl_abc123', async (command, id) => {
     const session = connect(command);
     await expectOk(session, session.client.DELETE('/v1/templates/{template_id}', { params: { path: { template_id: id } } }));
   });
@@ -201,7 +201,7 @@ function volumes(program: Command): void {
     if (o.json) return printJson(created);
     print(`Made ${created.id} (${created.size_gb} GB at ${created.provider} ${created.region}): ${created.status}`);
   });
-  rmCommand(group, 'vol_abc123', async (command, id) => {
+  rmCommand(group, 'a volume no machine uses (its storage is billed up to now)', 'vol_abc123', async (command, id) => {
     const session = connect(command);
     await expectOk(session, session.client.DELETE('/v1/volumes/{volume_id}', { params: { path: { volume_id: id } } }));
   });
