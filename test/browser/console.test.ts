@@ -135,11 +135,26 @@ describe('the console', () => {
 
   it('the market page is interactive quickly and searches with the API filters, sortable', async () => {
     // a fresh load of the market, signed in (the session survives a reload in sessionStorage): time to interactive
-    await page.goto(`${api.baseUrl}/console/market`);
-    await page.waitForFunction(() => performance.getEntriesByName('market-interactive').length > 0);
-    const tti = await page.evaluate(() => performance.getEntriesByName('market-interactive')[0]!.startTime);
-    console.log(`console: market page interactive ${tti.toFixed(0)} ms after navigation (100 of the sandbox's 300 offers)`);
-    expect(tti).toBeLessThan(2_000);
+    // (the mark is set once the search has answered and the table with its handlers is rendered); five loads
+    // beside it, the baseline: the search request alone, as the page made it
+    const times: number[] = [];
+    const searches: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await page.goto(`${api.baseUrl}/console/market`);
+      await page.waitForFunction(() => performance.getEntriesByName('market-interactive').length > 0);
+      const [tti, search] = await page.evaluate(() => {
+        const request = performance.getEntriesByType('resource').find((e) => e.name.includes('/v1/gpus')) as unknown as { startTime: number; responseEnd: number };
+        return [performance.getEntriesByName('market-interactive')[0]!.startTime, request.responseEnd - request.startTime] as const;
+      });
+      times.push(tti);
+      searches.push(search);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[2]!;
+    console.log(
+      `console: market page interactive after navigation, 5 loads: median ${median(times).toFixed(0)} ms (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; goal < 1000), ` +
+        `of which the GET /v1/gpus request median ${median(searches).toFixed(0)} ms (100 of the sandbox's 300 offers)`,
+    );
+    expect(median(times)).toBeLessThan(1_500); // the goal is 1 s; the margin is for a loaded shared machine
     const rows = page.locator('table.nodes tbody tr');
     expect(await rows.count()).toBe(100);
 
