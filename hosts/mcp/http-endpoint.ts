@@ -71,15 +71,15 @@ export function mcpEndpoint(deps: McpEndpointDeps): RequestHandler {
     await readBody(req, res);
     const server = createMcpServer(tools, inProcessBackend(routes, caller), { onError });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    // closing the server closes its transport
+    res.on('close', () => void server.close());
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   }
 
   return (req, res, next) => {
+    // metrics label requests by route (request-log.ts): /mcp is one, whatever is called through it
+    res.locals.route = MCP_PATH;
     if (req.method === 'OPTIONS') {
       res.set('Allow', 'POST').status(204).end();
       return;
