@@ -75,6 +75,8 @@ beforeAll(async () => {
     ports: [[22, 8888], [0], []],
     env: [{ A: '1' }, { '1x': 'y' }],
     reservation_id: [reservation.body.id, 'res_unknown0'],
+    claim_id: ['spc_unknown0', 'spc-not-an-id'],
+    gpu_count: [1, 2, 0, 65],
     endpoint_id: ['whe_unknown0'],
     url: ['https://93.184.216.34/hook', 'http://10.0.0.1/hook', 'not a url'],
     events: [['instance.running'], [], ['nope']],
