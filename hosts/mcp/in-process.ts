@@ -14,17 +14,42 @@ import type { ToolSpec } from './tool-catalog.ts';
 const NO_HEADERS = { headers: {}, get: () => undefined } as unknown as Request;
 const NO_RESPONSE = {} as Response;
 
-/** The JSON of a handler's answer, whichever form it took. */
-function jsonOf(result: HandlerResult): unknown {
-  const raw = result.raw;
-  if (!raw) return result.body;
-  if ('text' in raw) return JSON.parse(raw.text);
-  if (raw.coding !== 'identity') throw new Error(`a handler answered ${raw.coding} to a call that asked for no coding`);
-  try {
-    return JSON.parse(raw.chunks.length === 1 ? raw.chunks[0]!.toString() : Buffer.concat(raw.chunks).toString());
-  } finally {
-    raw.sent?.();
+/**
+ * Answers parsed lately, by their text. A handler that answers from a cache (a search asked again) gives the
+ * same text until its data changes: the parse is done once for all the calls that get it.
+ */
+const PARSED_KEPT = 64;
+const PARSED_MAX_CHARS = 256 * 1024;
+const parsed = new Map<string, unknown>();
+
+function parseKept(text: string): unknown {
+  let value = parsed.get(text);
+  if (value === undefined) {
+    value = JSON.parse(text);
+    if (text.length <= PARSED_MAX_CHARS) {
+      if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
+      parsed.set(text, value);
+    }
   }
+  return value;
+}
+
+/** The JSON of a handler's answer, whichever form it took, with its text when the handler wrote one. */
+function outcomeOf(result: HandlerResult): ApiOutcome {
+  const raw = result.raw;
+  if (!raw) return { status: result.status, body: result.body };
+  let text: string;
+  if ('text' in raw) text = raw.text;
+  else {
+    if (raw.coding !== 'identity') throw new Error(`a handler answered ${raw.coding} to a call that asked for no coding`);
+    try {
+      text = raw.chunks.length === 1 ? raw.chunks[0]!.toString() : Buffer.concat(raw.chunks).toString();
+    } finally {
+      raw.sent?.();
+    }
+  }
+  // shared between calls: what the SDK is given it only reads (it writes it out)
+  return { status: result.status, body: parseKept(text), text };
 }
 
 /**
@@ -46,8 +71,7 @@ export function inProcessBackend(routes: ReadonlyMap<string, RouteDef>, caller: 
         const params = route.params ? parsePart(route.params, call.params, 'path') : {};
         const query = route.query ? parsePart(route.query, call.query, 'query') : {};
         const body = route.body ? parsePart(route.body, call.body ?? {}, 'body') : undefined;
-        const result = await route.handle({ params, query, body, caller, req: NO_HEADERS, res: NO_RESPONSE });
-        return { status: result.status, body: jsonOf(result) };
+        return outcomeOf(await route.handle({ params, query, body, caller, req: NO_HEADERS, res: NO_RESPONSE }));
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
         const { status, body } = toHttpError(error);

@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -24,6 +25,8 @@ export interface ApiCall {
 export interface ApiOutcome {
   status: number;
   body: unknown;
+  /** The body's JSON text as the API wrote it, when the backend has it: the tool result's text is made of it. */
+  text?: string;
 }
 
 /**
@@ -87,8 +90,11 @@ export function resultOf(tool: ToolSpec, outcome: ApiOutcome): CallToolResult {
     const detail = (outcome.body as { detail?: unknown } | undefined)?.detail;
     return errorResult(typeof detail === 'string' ? detail : `the API answered ${outcome.status}`);
   }
-  const structured = tool.output === 'empty' || outcome.body === undefined ? { ok: true } : tool.output === 'list' ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
-  return { structuredContent: structured, content: [{ type: 'text', text: JSON.stringify(structured) }] };
+  if (tool.output === 'empty' || outcome.body === undefined) return { structuredContent: { ok: true }, content: [{ type: 'text', text: '{"ok":true}' }] };
+  const structured = tool.output === 'list' ? { items: outcome.body } : (outcome.body as Record<string, unknown>);
+  // the text is the API's own JSON when there is one: not written a second time
+  const text = outcome.text === undefined ? JSON.stringify(structured) : tool.output === 'list' ? `{"items":${outcome.text}}` : outcome.text;
+  return { structuredContent: structured, content: [{ type: 'text', text }] };
 }
 
 /** Resources for clients that read rather than call: each the answer of a read tool. */
@@ -107,8 +113,14 @@ export interface McpServerOptions {
  * tools/call runs one through the backend. A tool outside the token's scopes answers like the API would (its
  * detail names the scope) rather than "unknown tool": the agent learns which token it needs.
  */
+/**
+ * The server checks elicitation answers only, which it never asks for; left to itself, each Server makes a
+ * validator of its own (a new Ajv: about half of a stateless request's CPU). One is shared.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
 export function createMcpServer(tools: ToolSet, backend: ToolBackend, options: McpServerOptions): Server {
-  const server = new Server({ name: 'gpu-control-plane', version: API_VERSION }, { capabilities: { tools: {}, resources: {} } });
+  const server = new Server({ name: 'gpu-control-plane', version: API_VERSION }, { capabilities: { tools: {}, resources: {} }, jsonSchemaValidator: VALIDATOR });
   const allowed = (spec: { scope: string | null }, scopes: readonly string[]) => spec.scope === null || scopes.includes(spec.scope);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
