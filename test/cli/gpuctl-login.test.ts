@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
@@ -12,6 +12,9 @@ import { gpuctl, until, type Gpuctl } from './run-gpuctl.ts';
  * approved in the "browser", the session saved), email and password, an API token; the profile file and its
  * mode; logout revoking the session; which token goes to which URL.
  */
+// each test runs gpuctl several times as a process of its own: seconds each on a loaded machine
+vi.setConfig({ testTimeout: 120_000 });
+
 const PASSWORD = 'Correct-Horse-Battery-9';
 const CLIENT_ID = 'Iv1.test0123456789ab';
 
