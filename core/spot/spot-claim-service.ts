@@ -208,7 +208,9 @@ export async function closeClaim(uow: UnitOfWork, rentals: RentalService, tenant
   machine = removed ?? machine;
   const spent = claim.endedChargedCents + (machine?.chargedCents ?? 0);
   const kept = Math.min(claim.commitmentCents, spent);
+  // a machine preempted since the last pass (the claim still active on it) is counted here, as the pass would
+  const preempted = claim.status === 'active' && machine?.preemptedAt ? 1 : 0;
   await uow.tokens.addCommitment(claim.tokenId, kept - claim.commitmentCents);
-  await uow.spotClaims.update({ ...claim, status: how, commitmentCents: kept, claimedAt: null, endedAt: now });
+  await uow.spotClaims.update({ ...claim, status: how, commitmentCents: kept, preemptions: claim.preemptions + preempted, claimedAt: null, endedAt: now });
   return removed;
 }

@@ -313,6 +313,27 @@ describe('the sweep keeps a claim', () => {
     expect((await claimOf(token, made.id)).instance_id).toBe(instance_id);
   });
 
+  it('a machine preempted in the pass that ends the claim is billed to its last sighting and counted', async () => {
+    const { token } = await world.fundedTenant(50);
+    const [node] = await takeSpotGroup(1);
+    const made = (await claimFor(token, { node_id: node!.id, gpu_count: node!.gpuCount, max_price_per_gpu_hour: usd(node!.spotPerGpu), hours: 1 })).body;
+    await sweep();
+    const { instance_id } = await claimOf(token, made.id);
+    const rental = await instance(token, instance_id);
+    world.clock.advance(40 * MINUTE);
+    await sweep();
+    const seenAt = world.clock.now().toISOString();
+    const machine = (await world.sandbox.cloud.listMachines()).find((m) => m.label === instance_id)!;
+    await world.sandbox.cloud.preemptMachine(machine.machineId);
+    world.clock.set(new Date(Date.parse(made.ends_at) + MINUTE));
+    const pass = await sweep();
+    expect([pass.preempted, pass.spot_claims_expired, pass.spot_claims_rented]).toEqual([1, 1, 0]);
+    const cost = minuteCost(node!.spotRate, rental.created_at, seenAt);
+    expect(await instance(token, instance_id)).toMatchObject({ status: 'terminated', terminated_at: seenAt, charged_cents: cost });
+    expect(await claimOf(token, made.id)).toMatchObject({ status: 'expired', preemptions: 1, instance_id, charged_cents: cost });
+    expect(await committed(token)).toBe(cost);
+  });
+
   it('a pending claim with funds short rents nothing and says so', async () => {
     const { token } = await world.fundedTenant('0.01');
     const [node] = await takeSpotGroup(1);
