@@ -4,6 +4,8 @@ import type { RedisClientType } from 'redis';
 
 /** A Redis answer slower than this counts as Redis being unreachable (on a LAN it takes well under 1 ms). */
 const REDIS_TIMEOUT_MS = 250;
+/** After a failure Redis is left alone this long: a Redis that hangs would otherwise cost every request the timeout. */
+const RETRY_AFTER_MS = 2_000;
 
 const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> => {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -16,27 +18,34 @@ const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> => {
 /**
  * Counters every replica shares (rate-limit-redis), failing open: while Redis cannot be reached, each
  * replica counts in its own memory, so limits still hold per replica (N replicas: up to N times the budget)
- * and no request fails because of Redis. Limits protect capacity, not money (caps and balances are
+ * and no request fails or waits because of Redis (after a failure it is asked again 2 s later, not per request). Limits protect capacity, not money (caps and balances are
  * checked in PostgreSQL), so an outage of Redis should not become an outage of the API.
  */
 export class SharedRateLimitStore implements Store {
   private readonly shared: RedisStore;
+  private readonly client: RedisClientType;
   private readonly local = new MemoryStore();
   private readonly onError: (error: unknown) => void;
   /** The last Redis call failed: its scripts may not be loaded (SCRIPT LOAD failed at init or Redis restarted empty). */
   private broken = false;
+  /** Until then (Date.now()) requests are counted here without asking Redis. */
+  private localUntil = 0;
 
   constructor(client: RedisClientType, prefix: string, onError: (error: unknown) => void) {
+    this.client = client;
     this.shared = new RedisStore({ prefix, sendCommand: (...args: string[]) => client.sendCommand(args) as Promise<never> });
     this.onError = onError;
   }
 
   init(options: Options): void {
     this.local.init(options);
-    this.shared.init(options).catch((error: unknown) => this.fail(error));
+    // before the first connection SCRIPT LOAD fails at once: loaded again with the first count once connected
+    this.shared.init(options).catch(() => (this.broken = true));
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
+    // not connected (starting, or reconnecting: the connection's errors are logged where it is made)
+    if (!this.client.isReady || Date.now() < this.localUntil) return this.local.increment(key);
     try {
       if (this.broken) {
         this.broken = false;
@@ -59,6 +68,7 @@ export class SharedRateLimitStore implements Store {
 
   private fail(error: unknown): void {
     this.broken = true;
+    this.localUntil = Date.now() + RETRY_AFTER_MS;
     this.onError(error);
   }
 }

@@ -92,7 +92,7 @@ describe.runIf((await postgresReachable()) && (await redisReachable()))('replica
     // b's subscriber is back: it dropped its whole token cache, since it may have missed revocations
     await until(async () => (await self(b, agent.token)).status === 401, 5_000);
     // counting is shared again (the count Redis kept, 2, goes on): one replica's request shows in the other's
-    await until(async () => (await self(a, limited.token)).status === 200 && remaining(await self(b, limited.token)) < 18, 5_000);
+    await until(async () => (await self(a, limited.token)).status === 200 && remaining(await self(b, limited.token)) < 18, 10_000);
     const onA = remaining(await self(a, limited.token));
     expect(remaining(await self(b, limited.token))).toBe(onA - 1);
   });
