@@ -294,6 +294,29 @@ describe('the console', () => {
     }
   });
 
+  it('forgot password: a code mailed, a new password set, signed in with it', async () => {
+    const other = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await other.goto(`${api.baseUrl}/console/sign-in`);
+      await other.getByRole('link', { name: 'Forgot the password?' }).click();
+      await other.getByLabel('Email').fill(email);
+      await check('forgot', other);
+      await other.getByRole('button', { name: 'Email me a code' }).click();
+      await other.waitForURL('**/console/reset');
+      const mail = await inbox.next((m) => m.to.includes(email) && /reset/.test(m.subject), 15_000);
+      await other.getByLabel('Code').fill(/\b(\d{6})\b/.exec(mail.text)![1]!);
+      await other.getByLabel('New password').fill(`${PASSWORD}-new`);
+      await check('reset', other);
+      await other.getByRole('button', { name: 'Set password' }).click();
+      await other.waitForURL('**/console/sign-in');
+      await other.getByLabel('Password').fill(`${PASSWORD}-new`);
+      await other.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await other.waitForURL('**/console/market');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('/docs renders the API reference from the package, with the security headers', async () => {
     const response = await page.goto(`${api.baseUrl}/docs`);
     expect(response!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
