@@ -129,9 +129,9 @@ export class SpotClaimKeeper {
 
   /** Rents the cheapest spot offer at or under the bid that takes it; answers why not when none did. */
   private async rent(claim: SpotClaim, caller: Token, finder: SpotNodeFinder, report: SpotPassReport): Promise<string | null> {
-    const candidates = (await finder.cheapest(claim, MAX_NODES_TRIED)).map((node) => node.nodeId);
-    // the node asked for first: it may be back under the bid
-    const nodes = claim.nodeId ? [claim.nodeId, ...candidates.filter((id) => id !== claim.nodeId)].slice(0, MAX_NODES_TRIED) : candidates;
+    const candidates = (await finder.cheapest(claim, Number.MAX_SAFE_INTEGER)).map((node) => node.nodeId);
+    // the node asked for first when the market has it at or under the bid now (a waiting claim costs no live call)
+    const nodes = (claim.nodeId && candidates.includes(claim.nodeId) ? [claim.nodeId, ...candidates.filter((id) => id !== claim.nodeId)] : candidates).slice(0, MAX_NODES_TRIED);
     let last: unknown = null;
     for (const nodeId of nodes) {
       try {
