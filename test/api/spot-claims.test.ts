@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Reconciler, type ReconcileCounts } from '../../core/billing/reconciler.ts';
 import type { Offer } from '../../core/market/offer.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
 import type { Provider } from '../../core/ports/providers.ts';
@@ -332,6 +333,29 @@ describe('the sweep keeps a claim', () => {
     expect(await instance(token, instance_id)).toMatchObject({ status: 'terminated', terminated_at: seenAt, charged_cents: cost });
     expect(await claimOf(token, made.id)).toMatchObject({ status: 'expired', preemptions: 1, instance_id, charged_cents: cost });
     expect(await committed(token)).toBe(cost);
+  });
+
+  it('shows preempted between the reconciler and the claim step; released then, the preemption counted', async () => {
+    const { token } = await world.fundedTenant(50);
+    const [node] = await takeSpotGroup(1);
+    const made = (await claimFor(token, { node_id: node!.id, gpu_count: node!.gpuCount, max_price_per_gpu_hour: usd(node!.spotPerGpu), hours: 3 })).body;
+    await sweep();
+    const { instance_id } = await claimOf(token, made.id);
+    world.clock.advance(5 * MINUTE);
+    await sweep();
+    const machine = (await world.sandbox.cloud.listMachines()).find((m) => m.label === instance_id)!;
+    await world.sandbox.cloud.preemptMachine(machine.machineId);
+    // the reconciler alone, as the first step of a pass
+    const plane = world.api.plane;
+    const counts: ReconcileCounts = { adopted: 0, failedProvisioning: 0, goneUpstream: 0, orphansTerminated: 0, terminationsRetried: 0, preempted: 0, errors: [] };
+    await new Reconciler({ storage: plane.storage, clock: plane.clock, rentals: plane.services.rentals, provisioningDeadlineMs: 15 * MINUTE }).reconcile(world.sandbox, counts);
+    expect(counts).toMatchObject({ preempted: 1, errors: [] });
+    expect(await claimOf(token, made.id)).toMatchObject({ status: 'preempted', instance_id, preemptions: 0 });
+    const released = (await call('DELETE', `/v1/spot-claims/${made.id}`, { token })).body;
+    expect(released).toMatchObject({ status: 'released', instance_id, preemptions: 1 });
+    expect((await instance(token, instance_id)).status).toBe('terminated');
+    await sweep();
+    expect(await claimOf(token, made.id)).toEqual(released);
   });
 
   it('a pending claim with funds short rents nothing and says so', async () => {
