@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
+import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
 import { createHttpApp } from './app.ts';
@@ -50,6 +51,7 @@ main().catch((error: unknown) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error('gpu-control-plane failed to start:', error);
+  // a newer version migrated the database: the message says what to do, a stack would only bury it
+  console.error('gpu-control-plane failed to start:', error instanceof SchemaAheadError ? error.message : error);
   process.exit(1);
 });

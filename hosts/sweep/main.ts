@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
+import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
 import { listenMetrics } from './metrics-server.ts';
@@ -52,6 +53,6 @@ main().catch((error: unknown) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error('billing sweep failed:', error);
+  console.error('billing sweep failed:', error instanceof SchemaAheadError ? error.message : error);
   process.exit(1);
 });
