@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { LedgerKind } from '../../core/billing/account.ts';
 import type { Metrics, ProviderCallOutcome, RentalFailure, SweepPassOutcome, SweepPassTimer, WebhookOutcome } from '../../core/ports/metrics.ts';
+import { HttpSeries } from './http-series.ts';
 
 /** From a cached search (~0.2 ms) to a rental waiting on a cloud (seconds). */
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -14,21 +15,13 @@ const seconds = (startedAt: number): number => (performance.now() - startedAt) /
 
 const statusClass = (status: number | null): string => (status === null ? 'none' : `${Math.floor(status / 100)}xx`);
 
-/** What a request costs to count: one Map lookup, then two children already labelled. */
-interface HttpSeries {
-  inc(): void;
-  observe(value: number): void;
-}
-
 /**
  * The Metrics port in Prometheus's text format (prom-client), plus what the HTTP host observes. Each instance
  * has its own registry, so two control planes in one process (tests) count apart.
  */
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
-  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  private readonly httpSeries = new Map<string, HttpSeries>();
+  private readonly http: HttpSeries;
   private readonly rentalsCreated: Counter<'provider'>;
   private readonly rentalsFailed: Counter<'provider' | 'reason'>;
   private readonly sweepPasses: Counter<'outcome'>;
@@ -47,14 +40,7 @@ export class PrometheusMetrics implements Metrics {
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route template and status', labelNames: ['method', 'route', 'status'], registers });
-    this.httpDuration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from a request reaching the app to its answer ending, by method, route template and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: HTTP_BUCKETS,
-      registers,
-    });
+    this.http = new HttpSeries(this.registry, HTTP_BUCKETS);
     this.rentalsCreated = new Counter({ name: 'rentals_created_total', help: 'Rentals committed (first hour charged) and asked of their provider', labelNames: ['provider'], registers });
     this.rentalsFailed = new Counter({
       name: 'rentals_failed_total',
@@ -96,17 +82,7 @@ export class PrometheusMetrics implements Metrics {
 
   /** One answered request; `route` is the route table's template (never the raw path) or `unmatched`. */
   httpRequest(method: string, route: string, status: number, secondsTaken: number): void {
-    const key = `${method} ${status} ${route}`;
-    let series = this.httpSeries.get(key);
-    if (series === undefined) {
-      const labels = { method, route, status: String(status) };
-      const counter = this.httpRequests.labels(labels);
-      const histogram = this.httpDuration.labels(labels);
-      series = { inc: () => counter.inc(), observe: (value) => histogram.observe(value) };
-      this.httpSeries.set(key, series);
-    }
-    series.inc();
-    series.observe(secondsTaken);
+    this.http.observe(method, route, status, secondsTaken);
   }
 
   rentalCreated(provider: string): void {

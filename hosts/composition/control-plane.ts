@@ -67,6 +67,7 @@ import type { Metrics } from '../../core/ports/metrics.ts';
 import { instrumentedProvider } from './instrumented-provider.ts';
 import { readinessProbe } from './readiness.ts';
 import { monitoringRoutes } from '../http/routes/monitoring-routes.ts';
+import { observeWebhookDeliveries } from './webhook-metrics.ts';
 import type { WebhookService } from '../../core/webhooks/webhook-service.ts';
 import type { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
 import type { Resolver } from '../../adapters/webhooks/undici-transport.ts';
@@ -404,6 +405,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     logger,
     ...(overrides.webhookResolver && { resolver: overrides.webhookResolver }),
   });
+  observeWebhookDeliveries(webhooks.worker, metrics);
 
   const services: ControlPlaneServices = {
     tenancy: container.resolve<TenancyService>(TOKENS.tenancy),

@@ -1,5 +1,11 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_KEY } from '../support/api.ts';
+import { freshPostgres, postgresReachable } from '../support/database.ts';
 import { parseSamples, valueOf, type Sample } from '../support/prometheus.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
@@ -8,7 +14,7 @@ const HOUR = 3_600_000;
 
 let world: RentalWorld;
 beforeAll(async () => {
-  world = await rentalWorld({ metrics: { token: METRICS_TOKEN } });
+  world = await rentalWorld({ metrics: { token: METRICS_TOKEN }, secretsKey: randomBytes(32), webhooks: { allowHttp: true, delivery: false } });
 });
 afterAll(() => world.close());
 
@@ -132,4 +138,74 @@ describe('GET /metrics', () => {
     expect(blockCents).toBe(blocksPaid);
     expect(listings).toBe(1); // the reconcile step, counted at the provider port
   });
+
+  it('times and counts webhook delivery attempts by outcome and the receiver status class', async () => {
+    let answer = 500;
+    const receiver: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(answer).end()));
+    await new Promise((done) => receiver.listen(0, '127.0.0.1', () => done(null)));
+    try {
+      const { token } = await world.api.newTenant();
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const endpoint = await world.api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
+      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+      const deliver = async () => {
+        expect((await world.api.call('POST', `/v1/webhook-endpoints/${endpoint.body.id}/test`, { token })).status).toBeLessThan(300);
+        await world.api.plane.services.webhookDeliveries.deliverDue();
+      };
+      const [failed, failedTimed] = await moved(deliver, ['webhook_deliveries_total', { outcome: 'failed', status_class: '5xx' }], ['webhook_delivery_duration_seconds_count', { outcome: 'failed' }]);
+      expect([failed, failedTimed]).toEqual([1, 1]);
+      answer = 204;
+      world.clock.set(new Date(world.clock.now().getTime() + HOUR)); // the failed attempt's retry is due too
+      const [delivered] = await moved(deliver, ['webhook_deliveries_total', { outcome: 'delivered', status_class: '2xx' }]);
+      expect(delivered).toBe(2);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((done) => receiver.close(() => done(null)));
+    }
+  });
+});
+
+describe.runIf(await postgresReachable())('the sweep daemon on METRICS_PORT', () => {
+  it('serves GET /metrics with the same credentials, and nothing else', async () => {
+    const database = await freshPostgres();
+    const probe = createServer();
+    await new Promise((done) => probe.listen(0, '127.0.0.1', () => done(null)));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((done) => probe.close(() => done(null)));
+    const env = {
+      ...process.env,
+      DATABASE_URL: (database.target as { url: string }).url,
+      METRICS_PORT: String(port),
+      METRICS_TOKEN,
+      OPERATOR_KEYS: OPERATOR_KEY,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    };
+    const daemon = spawn(process.execPath, [resolve(import.meta.dirname, '../../hosts/sweep/main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((listening, failed) => {
+        let out = '';
+        daemon.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('sweep daemon metrics on')) listening();
+        });
+        daemon.once('exit', (code) => failed(new Error(`the daemon exited (${code}): ${out}`)));
+      });
+      const url = `http://127.0.0.1:${port}`;
+      const scraped = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      expect(scraped.status).toBe(200);
+      expect(scraped.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(await scraped.text()).toContain('# TYPE sweep_pass_duration_seconds histogram');
+      expect((await fetch(`${url}/metrics`, { headers: { 'x-service-operator-key': OPERATOR_KEY } })).status).toBe(200);
+      const refused = await fetch(`${url}/metrics`);
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { detail: string }).detail).toMatch(/METRICS_TOKEN/);
+      expect((await fetch(`${url}/v1/gpus`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status).toBe(404);
+    } finally {
+      const exited = new Promise((done) => daemon.once('exit', done));
+      daemon.kill('SIGTERM');
+      await exited;
+      await database.drop();
+    }
+  }, 30_000);
 });
