@@ -230,7 +230,7 @@ export class ProviderFeed {
     try {
       const offers = await Promise.race([this.provider.listOffers(controller.signal), deadline]);
       // a shared snapshot gets storage's generation once stored; until then one no stored snapshot has
-      this.install(offers, this.clock.now(), this.shared ? -this.refreshes : this.refreshes);
+      this.install(offers, this.clock.now(), this.shared ? -this.listings : this.refreshes);
       this.lastError = null;
       return offers;
     } catch (error) {
