@@ -61,13 +61,16 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
       setDone(false);
     }
   };
+  // the button's name always starts with what it shows ("Copy"); the outcome is announced beside it
   return (
-    <button type="button" class="secondary small" onClick={copy} aria-label={label}>
-      {done ? 'Copied' : 'Copy'}
-      <span class="visually-hidden" aria-live="polite">
-        {done ? 'copied to the clipboard' : ''}
+    <>
+      <button type="button" class="secondary small" onClick={copy} aria-label={label}>
+        Copy
+      </button>
+      <span class="copied" role="status">
+        {done ? 'Copied' : ''}
       </span>
-    </button>
+    </>
   );
 }
 
