@@ -175,6 +175,12 @@ describe('the console', () => {
     const prices = (await rows.locator('td:nth-child(5)').allTextContents()).map((p) => Number(p.replace(/[$,]/g, '').replace('.', '')));
     expect(prices).toEqual([...prices].sort((a, b) => b - a));
     expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Per hour');
+    // by keyboard: Tab reaches the column buttons, Enter sorts
+    await page.getByRole('button', { name: /^VRAM GB/ }).focus();
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    expect(await page.locator('th[aria-sort="ascending"]').textContent()).toContain('VRAM GB');
     await check('market');
   });
 
@@ -224,6 +230,10 @@ describe('the console', () => {
     await expect.poll(() => card.locator('.ssh .copied').textContent()).toBe('Copied');
     await check('instances-running');
 
+    await card.getByRole('button', { name: 'Reboot' }).click();
+    await page.keyboard.press('Escape'); // the dialog closes and nothing happens
+    expect(await card.getByRole('dialog').count()).toBe(0);
+    expect(await card.locator('.status').textContent()).toBe('running');
     await card.getByRole('button', { name: 'Terminate' }).click();
     await check('instances-confirm');
     await card.getByRole('dialog').getByRole('button', { name: 'Terminate' }).click();
