@@ -43,6 +43,9 @@ export interface WebhookStore {
    * `claimUntil` in one statement; rows another transaction holds are skipped, so two workers never take one.
    */
   claimDue(now: Date, claimUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
-  /** Records an attempt's end, schedules the retry, and keeps the endpoint's failing_since (or disables it). */
-  finish(result: AttemptResult): Promise<void>;
+  /**
+   * Records how attempts ended (a worker's batch, endpoint by endpoint): successes in a few statements for all,
+   * each failure with its retry scheduled and its endpoint's failing_since kept (or the endpoint disabled).
+   */
+  finish(results: readonly AttemptResult[]): Promise<void>;
 }

@@ -76,15 +76,22 @@ export class DeliveryWorker {
       const now = this.clock.now();
       const claimed = await this.storage.transaction((uow) => uow.webhooks.claimDue(now, new Date(now.getTime() + this.settings.claimMs), this.settings.batchSize));
       if (claimed.length === 0) return made;
-      await inParallel(claimed, this.settings.concurrency, (item) => this.attempt(item));
+      const attempts: Attempted[] = [];
+      await inParallel(claimed, this.settings.concurrency, async (item) => void attempts.push(await this.attempt(item)));
+      // one transaction records the whole batch (per attempt it would cost more than the POSTs themselves), endpoint
+      // by endpoint: two workers lock endpoint rows in the same order
+      attempts.sort((a, b) => (a.result.endpointId < b.result.endpointId ? -1 : a.result.endpointId > b.result.endpointId ? 1 : 0));
+      await this.storage.transaction((uow) => uow.webhooks.finish(attempts.map((a) => a.result)));
+      for (const { report, watchers } of attempts) for (const done of watchers) guarded(() => done(report));
       made += claimed.length;
       if (claimed.length < this.settings.batchSize) return made;
     }
   }
 
-  private async attempt(claimed: ClaimedDelivery): Promise<void> {
+  /** Sends one attempt; what it did is recorded by the caller, with the rest of its batch. */
+  private async attempt(claimed: ClaimedDelivery): Promise<Attempted> {
     const { delivery, event, endpoint } = claimed;
-    const finished = this.observers.map((observer) => guarded(observer)).filter((done) => done !== null);
+    const watchers = this.observers.map((observer) => guarded(observer)).filter((done) => done !== null);
     const started = this.clock.now();
     let outcome: PostOutcome;
     try {
@@ -117,7 +124,6 @@ export class DeliveryWorker {
       retry: retryAt ? { id: this.ids.newId(DELIVERY_ID_PREFIX), at: retryAt } : null,
       disable: !ok && failedTooLong(failingSince, now) ? `every delivery failed since ${failingSince.toISOString()} (24 hours); the last: ${error}` : null,
     };
-    await this.storage.transaction((uow) => uow.webhooks.finish(result));
     const report: AttemptReport = {
       endpointId: endpoint.id,
       eventType: event.type,
@@ -127,8 +133,14 @@ export class DeliveryWorker {
       durationMs: now.getTime() - started.getTime(),
       disabled: result.disable !== null,
     };
-    for (const done of finished) guarded(() => done(report));
+    return { result, report, watchers };
   }
+}
+
+interface Attempted {
+  result: AttemptResult;
+  report: AttemptReport;
+  watchers: ((report: AttemptReport) => void)[];
 }
 
 /** A watcher's failure is not the delivery's. */

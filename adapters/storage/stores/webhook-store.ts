@@ -116,11 +116,25 @@ export class MikroWebhookStore implements WebhookStore {
     }));
   }
 
-  async finish(r: AttemptResult): Promise<void> {
+  async finish(results: readonly AttemptResult[]): Promise<void> {
+    const succeeded = results.filter((r) => r.ok);
+    if (succeeded.length > 0) {
+      await this.em.execute(
+        `update webhook_deliveries d set status = 'succeeded', response_status = v.status, error = null, claimed_until = null, next_attempt_at = null
+           from (select unnest(?::text[]) as id, unnest(?::int[]) as status) v where d.id = v.id`,
+        [textArray(succeeded.map((r) => r.deliveryId)), `{${succeeded.map((r) => r.responseStatus ?? 'NULL').join(',')}}`],
+      );
+      const endpoints = [...new Set(succeeded.map((r) => r.endpointId))].sort();
+      await this.em.execute(`update webhook_endpoints set failing_since = null where id = any(?::text[]) and failing_since is not null`, [textArray(endpoints)]);
+    }
+    for (const r of results) if (!r.ok) await this.failed(r);
+  }
+
+  private async failed(r: AttemptResult): Promise<void> {
+    // a made attempt's next_attempt_at says when the next one is due (null: none)
     await this.em.execute(
-      // a made attempt's next_attempt_at says when the next one is due (null: none)
-      `update webhook_deliveries set status = ?, response_status = ?, error = ?, claimed_until = null, next_attempt_at = ? where id = ?`,
-      [r.ok ? 'succeeded' : 'failed', r.responseStatus, r.error, r.retry?.at ?? null, r.deliveryId],
+      `update webhook_deliveries set status = 'failed', response_status = ?, error = ?, claimed_until = null, next_attempt_at = ? where id = ?`,
+      [r.responseStatus, r.error, r.retry?.at ?? null, r.deliveryId],
     );
     if (r.retry) {
       await this.em.execute(
@@ -129,10 +143,6 @@ export class MikroWebhookStore implements WebhookStore {
          on conflict (endpoint_id, event_id, attempt) do nothing`,
         [r.retry.id, r.retry.at, r.at, r.deliveryId],
       );
-    }
-    if (r.ok) {
-      await this.em.execute(`update webhook_endpoints set failing_since = null where id = ? and failing_since is not null`, [r.endpointId]);
-      return;
     }
     // failing since the first failed attempt was taken, the time its retry window counts from
     await this.em.execute(
