@@ -101,7 +101,8 @@ async function main(): Promise<void> {
       console.log(`| ${row.label} | \`${row.path}\` | ${Math.round(row.reqPerSec).toLocaleString('en')} | ${row.p50Ms} | ${row.p99Ms} | ${row.load.toFixed(2)} |`);
     }
     for (const path of PATHS) {
-      const [, single, double] = rows.filter((row) => row.path === path);
+      const single = rows.find((row) => row.path === path && row.label === '1 replica, behind the proxy');
+      const double = rows.find((row) => row.path === path && row.label === '2 replicas, behind the proxy');
       console.log(`\n${path}: two replicas ${(double!.reqPerSec / single!.reqPerSec).toFixed(2)}x one replica's req/s through the same proxy, p99 ${double!.p99Ms} vs ${single!.p99Ms} ms`);
     }
   } finally {
