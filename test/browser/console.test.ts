@@ -337,7 +337,7 @@ describe('the console', () => {
     expect(response!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(response!.headers()['content-security-policy']).toMatch(/script-src 'self'(;|$)/);
     await expect.poll(() => page.locator('body').textContent(), { timeout: 20_000 }).toContain('Liveness');
-    await page.screenshot({ path: join(ARTIFACTS, 'docs-desktop.png') });
+    await check('docs');
   });
 
   it('serves the built files compressed, unknown ones as 404 {detail}, and leaves the API untouched', async () => {
