@@ -9,6 +9,7 @@ import type { Instance } from '../rentals/instance.ts';
 import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
 import type { Token } from '../tenancy/token.ts';
 import { ReservationNodes } from './nodes.ts';
+import { inParallel } from '../in-parallel.ts';
 import { reservationEvent } from '../events/account-events.ts';
 import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
 import type { SearchFilterOf } from './reservation-service.ts';
@@ -213,12 +214,3 @@ export class ReservationStarter {
 
 /** Upstream or database trouble: the next pass may do better. */
 const transient = (error: unknown): boolean => !(error instanceof DomainError) || error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'MARKET_UNAVAILABLE';
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}

@@ -10,6 +10,7 @@ import type { Token } from '../tenancy/token.ts';
 import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
 import { closeClaim } from './spot-claim-service.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
+import { inParallel } from '../in-parallel.ts';
 
 const HOUR_MS = 3_600_000;
 /** Claims taken up per statement, and rented at once (each rental waits on its provider's create). */
@@ -187,13 +188,4 @@ export class SpotClaimKeeper {
       },
     };
   }
-}
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

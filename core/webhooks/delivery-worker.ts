@@ -1,4 +1,5 @@
 import { eventBody } from '../events/event.ts';
+import { inParallel } from '../in-parallel.ts';
 import { messageOf } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids } from '../ports/ids.ts';
@@ -150,12 +151,4 @@ function guarded<T>(call: () => T): T | null {
   } catch {
     return null;
   }
-}
-
-async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
