@@ -13,6 +13,8 @@ import { RandomIds } from '../../adapters/crypto/node-secrets.ts';
 import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
 import type { OffSessionCharge, OffSessionOutcome } from '../../core/ports/payments.ts';
 import { startApi, type TestApi } from '../support/api.ts';
+import { freshPostgres } from '../support/database.ts';
+import { SWEEP_MAIN, spawnEntry, stop } from '../support/processes.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 const SECRETS_KEY = randomBytes(32);
@@ -491,6 +493,33 @@ describe('the worker in the server', () => {
       await server.close();
     }
   });
+});
+
+describe('the worker in the sweep daemon', () => {
+  it('npm run sweep delivers what a server recorded (the same database, the same SECRETS_KEY)', async () => {
+    const database = await freshPostgres();
+    const clock = new ManualClock(new Date());
+    const server = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: false } }, { clock, database });
+    const target = await new Receiver(clock).start();
+    let daemon: ReturnType<typeof spawnEntry> | null = null;
+    try {
+      const { token } = await server.newTenant();
+      const created = await server.call('POST', '/v1/webhook-endpoints', { token, body: { url: target.url } });
+      target.secret = created.body.secret;
+      const sent = await server.call('POST', `/v1/webhook-endpoints/${created.body.id}/test`, { token });
+      const url = database.target.kind === 'postgres' ? database.target.url : '';
+      daemon = spawnEntry(SWEEP_MAIN, { DATABASE_URL: url, SECRETS_KEY: SECRETS_KEY.toString('base64'), WEBHOOKS_ALLOW_HTTP: 'true', LOG_LEVEL: 'info' });
+      for (let waited = 0; target.received.length === 0 && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(target.received.map((r) => [r.id, r.verified]), daemon.output().slice(-2000)).toEqual([[sent.body.event_id, true]]);
+      const attempts = (await server.call('GET', `/v1/webhook-endpoints/${created.body.id}/deliveries`, { token })).body;
+      expect(attempts).toMatchObject([{ status: 'succeeded', response_status: 204 }]);
+    } finally {
+      if (daemon) await stop(daemon);
+      await target.close();
+      await server.close();
+      await database.drop();
+    }
+  }, 60_000);
 });
 
 /** The embedded processor, its off-session charges declined as a bank would. */
