@@ -134,29 +134,36 @@ describe('the console', () => {
   });
 
   it('the market page is interactive quickly and searches with the API filters, sortable', async () => {
-    // a fresh load of the market, signed in (the session survives a reload in sessionStorage): time to interactive
-    // (the mark is set once the search has answered and the table with its handlers is rendered); five loads
-    // beside it, the baseline: the search request alone, as the page made it
+    // time to interactive of the market, signed in: the mark is set once the search has answered and the table with
+    // its handlers is rendered. Five loads, each in a fresh browser context (a first visit: nothing cached), the
+    // session put in its tab's sessionStorage before the page runs; beside it, the baseline: the search request
+    // alone, as the page made it
+    const token = (await session())!;
     const times: number[] = [];
     const searches: number[] = [];
     for (let i = 0; i < 5; i++) {
-      await page.goto(`${api.baseUrl}/console/market`);
-      await page.waitForFunction(() => performance.getEntriesByName('market-interactive').length > 0);
-      const [tti, search] = await page.evaluate(() => {
+      const fresh = await browser.newContext({ viewport: DESKTOP });
+      await fresh.addInitScript((t) => sessionStorage.setItem('gcp.console.session', t), token);
+      const cold = await fresh.newPage();
+      await cold.goto(`${api.baseUrl}/console/market`);
+      await cold.waitForFunction(() => performance.getEntriesByName('market-interactive').length > 0);
+      const [tti, search] = await cold.evaluate(() => {
         const request = performance.getEntriesByType('resource').find((e) => e.name.includes('/v1/gpus')) as unknown as { startTime: number; responseEnd: number };
         return [performance.getEntriesByName('market-interactive')[0]!.startTime, request.responseEnd - request.startTime] as const;
       });
       times.push(tti);
       searches.push(search);
+      await fresh.close();
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[2]!;
     console.log(
-      `console: market page interactive after navigation, 5 loads: median ${median(times).toFixed(0)} ms (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; goal < 1000), ` +
+      `console: market page interactive after navigation, 5 first visits: median ${median(times).toFixed(0)} ms (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; goal < 1000), ` +
         `of which the GET /v1/gpus request median ${median(searches).toFixed(0)} ms (100 of the sandbox's 300 offers)`,
     );
     expect(median(times)).toBeLessThan(1_500); // the goal is 1 s; the margin is for a loaded shared machine
+    await page.goto(`${api.baseUrl}/console/market`);
     const rows = page.locator('table.nodes tbody tr');
-    expect(await rows.count()).toBe(100);
+    await expect.poll(() => rows.count()).toBe(100);
 
     const gpuType = (await rows.first().locator('td').first().textContent())!.split(' ')[0]!;
     await page.getByLabel('GPU type').fill(gpuType);
@@ -286,7 +293,7 @@ describe('the console', () => {
     await expect.poll(() => page.locator('.danger-zone').textContent()).toContain('1 machines terminated');
     expect((await api.call('GET', `/v1/instances/${rented.body.id}`, { token })).body.status).toMatch(/terminat/);
     expect((await api.call('GET', '/v1/billing/account', { token })).body.rentals).toBe('paused');
-    await expect(page.getByRole('button', { name: 'Resume renting' }).isVisible()).resolves.toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: 'Resume renting' }).isVisible()).toBe(true);
     await check('billing-stopped');
   });
 
