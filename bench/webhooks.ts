@@ -75,12 +75,17 @@ const instance = (id: string): Instance => ({
 const ids = ['ins_benchevented', 'ins_benchplainxx'];
 await storage.transaction((uow) => uow.accounts.lock(tenant.id, now)); // instances belong to an account
 for (const id of ids) await storage.transaction((uow) => uow.instances.add({ ...instance(id), tokenId: issued.token.id }));
+// a tenant without endpoints (most of them): its events write nothing
+const quiet = await plane.services.tenancy.createTenant('quiet');
+const quietToken = await plane.services.tenancy.issueToken({ kind: 'bootstrap', tenantId: quiet.tenant.id, secret: quiet.bootstrapSecret }, { scopes: ['read'] });
+await storage.transaction((uow) => uow.accounts.lock(quiet.tenant.id, now));
+await storage.transaction((uow) => uow.instances.add({ ...instance('ins_benchquietxx'), tenantId: quiet.tenant.id, tokenId: quietToken.token.id }));
 
 /** One transaction: lock the instance, flip its status (running every other time: an event when evented). */
-async function flip(id: string, i: number, plain: boolean): Promise<number> {
+async function flip(id: string, i: number, plain: boolean, tenantId = tenant.id): Promise<number> {
   const started = performance.now();
   await storage.transaction(async (uow) => {
-    const locked = await uow.instances.lock(tenant.id, id);
+    const locked = await uow.instances.lock(tenantId, id);
     const next: Instance = { ...locked!, status: i % 2 === 0 ? 'running' : 'provisioning', startedAt: i % 2 === 0 ? now : null };
     if (plain) await new MikroInstanceStore((uow.instances as unknown as { db: never }).db).update(next);
     else await uow.instances.update(next);
@@ -90,16 +95,18 @@ async function flip(id: string, i: number, plain: boolean): Promise<number> {
 // interleaved, one evented then one plain, so both see the same load (the bench machine is shared)
 const evented: number[] = [];
 const plain: number[] = [];
+const unheard: number[] = [];
 for (let i = 0; i < UPDATES + 200; i++) {
-  const [e, p] = [await flip(ids[0]!, i, false), await flip(ids[1]!, i, true)];
-  if (i >= 200) [evented[i - 200], plain[i - 200]] = [e, p]; // the first 200 warm up
+  const [e, p, q] = [await flip(ids[0]!, i, false), await flip(ids[1]!, i, true), await flip('ins_benchquietxx', i, false, quiet.tenant.id)];
+  if (i >= 200) [evented[i - 200], plain[i - 200], unheard[i - 200]] = [e, p, q]; // the first 200 warm up
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const us = (ms: number) => (ms * 1000).toFixed(0);
 const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 console.log(
   `instance updates (${UPDATES} each, interleaved, half telling an event): evented median ${us(median(evented))} us, mean ${us(total(evented) / UPDATES)} us; ` +
-    `plain median ${us(median(plain))} us, mean ${us(total(plain) / UPDATES)} us (${(total(evented) / total(plain)).toFixed(2)}x)`,
+    `plain median ${us(median(plain))} us, mean ${us(total(plain) / UPDATES)} us (${(total(evented) / total(plain)).toFixed(2)}x); ` +
+    `evented for a tenant without endpoints median ${us(median(unheard))} us, mean ${us(total(unheard) / UPDATES)} us (${(total(unheard) / total(plain)).toFixed(2)}x)`,
 );
 await storage.execute('delete from webhook_deliveries');
 

@@ -384,6 +384,19 @@ describe('delivery', () => {
     await deliver();
   });
 
+  it('writes nothing to the outbox for a tenant nobody listens for (or for types its endpoints did not ask for)', async () => {
+    const { token, tenantId } = await world.fundedTenant(100);
+    const count = async () => (await api.plane.storage.execute<{ n: number }[]>('select count(*)::int as n from webhook_events where tenant_id = ?', [tenantId]))[0]!.n;
+    const [node] = await world.offers((o) => o.rate > 50);
+    const first = await world.rent(token, { node_id: node!.id });
+    await api.call('POST', `/v1/instances/${first.body.id}/terminate`, { token });
+    expect(await count()).toBe(0);
+    await register(token, receiver, { events: ['deposit.confirmed'] });
+    const second = await world.rent(token, { node_id: node!.id });
+    await api.call('POST', `/v1/instances/${second.body.id}/terminate`, { token });
+    expect(await count()).toBe(0);
+  });
+
   it('an event is delivered once to a healthy endpoint even with two workers claiming at once', async () => {
     const { token } = await api.newTenant();
     const { id } = await register(token, receiver);

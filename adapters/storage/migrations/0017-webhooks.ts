@@ -5,7 +5,7 @@ export class Migration0017Webhooks extends Migration {
   override name = '0017-webhooks';
 
   override up(): void {
-    // written in the transaction of the change it tells; kept whether or not any endpoint listens
+    // written in the transaction of the change it tells, when some endpoint listens to it
     this.addSql(`
       create table webhook_events (
         id text primary key,
