@@ -1,6 +1,7 @@
 /** Money and time for people: dollars and cents from integer cents (no float ever), times in their zone. */
 
-const grouping = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+// US grouping whatever the person's locale: "$1.234.56" (a German grouping before the US decimal point) misleads
+const grouping = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 /** 123456 -> "$1,234.56"; -5 -> "-$0.05". Integer arithmetic only. */
 export function usd(cents: number): string {
@@ -11,15 +12,14 @@ export function usd(cents: number): string {
   return `${sign}$${grouping.format(dollars)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
-/** A person's dollar amount ("12", "12.5", "12.50") checked as text, sent as text: the API parses it exactly. */
-export const DOLLARS = /^\d{1,9}(\.\d{1,2})?$/;
-
-/** "12.34" -> 1234, exactly, for the "charged now" sentences; null when it is not dollars and cents. */
-export function centsOf(text: string): number | null {
-  const m = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text.trim());
-  if (!m) return null;
-  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+/** 123456 -> "1234.56": an amount as a form's field holds it and the API reads it (no $, no grouping). */
+export function dollarsText(cents: number): string {
+  const abs = Math.abs(cents);
+  return `${cents < 0 ? '-' : ''}${(abs - (abs % 100)) / 100}.${String(abs % 100).padStart(2, '0')}`;
 }
+
+/** What a dollar field accepts ("12", "12.5", "12.50"), as the API does (no leading zeros); sent as text. */
+export const DOLLARS = /^(0|[1-9]\d{0,8})(\.\d{1,2})?$/;
 
 const absolute = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
 const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });

@@ -2,7 +2,7 @@ import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, run, type ApiError } from '../api.ts';
 import { Busy, Confirm, ErrorText, Input, Loading, Time, useLoad, useTick } from '../components.tsx';
-import { countdown, DOLLARS, localDay, usd } from '../format.ts';
+import { countdown, DOLLARS, dollarsText, localDay, usd } from '../format.ts';
 import type { Account, Deposit, LedgerEntry } from '../types.ts';
 
 const SpendChart = lazy(() => import('./spend-chart.tsx'));
@@ -329,8 +329,8 @@ function AddFunds({ account, reload }: { account: Account; reload: () => Promise
 function AutoRecharge({ account, reload }: { account: Account; reload: () => Promise<void> }) {
   const ar = account.auto_recharge;
   const [enabled, setEnabled] = useState(ar.enabled);
-  const [threshold, setThreshold] = useState(ar.threshold_cents ? usd(ar.threshold_cents).replace(/[$,]/g, '') : '10.00');
-  const [amount, setAmount] = useState(ar.amount_cents ? usd(ar.amount_cents).replace(/[$,]/g, '') : '50.00');
+  const [threshold, setThreshold] = useState(ar.threshold_cents ? dollarsText(ar.threshold_cents) : '10.00');
+  const [amount, setAmount] = useState(ar.amount_cents ? dollarsText(ar.amount_cents) : '50.00');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | string | null>(null);
   const [saved, setSaved] = useState(false);
