@@ -2,6 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allowedAddress, forbiddenAddress } from '../../adapters/webhooks/address-rules.ts';
 import { failedTooLong, nextAttemptAt, RETRY_WINDOW_MS } from '../../core/webhooks/retry.ts';
+import { instanceEvents } from '../../core/events/instance-events.ts';
+import type { Instance, InstanceStatus } from '../../core/rentals/instance.ts';
+
+const STATUSES: InstanceStatus[] = ['provisioning', 'running', 'rebooting', 'terminating', 'terminated', 'failed'];
+const instanceAt = (status: InstanceStatus, preemptedAt: Date | null): Instance =>
+  ({ id: 'ins_x', tenantId: 'ten_x', status, name: null, nodeId: 'sandbox:1', provider: 'sandbox', gpuType: 'H100', gpuCount: 1, createdAt: new Date(0), startedAt: null, terminatedAt: null, failure: null, preemptedAt }) as unknown as Instance;
 
 describe('webhook target addresses (SSRF)', () => {
   it('refuses private, loopback, link-local, reserved and mapped forms; lets public addresses through', () => {
@@ -44,5 +50,24 @@ describe('webhook retry schedule', () => {
         return next !== null && next.getTime() > now.getTime() && next.getTime() <= first.getTime() + RETRY_WINDOW_MS;
       }),
     );
+  });
+});
+
+describe('instance events', () => {
+  it('tell the first start, the end, a failure and a preemption, each once, and nothing else', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...STATUSES), fc.constantFrom(...STATUSES), fc.boolean(), fc.boolean(), (from, to, wasPreempted, isPreempted) => {
+        const at = new Date(1_000);
+        const types = instanceEvents({ status: from, preemptedAt: wasPreempted ? at : null }, instanceAt(to, isPreempted || wasPreempted ? at : null)).map((e) => e.type);
+        const expected = [
+          ...(isPreempted && !wasPreempted ? ['instance.preempted'] : []),
+          ...(from === to ? [] : from === 'provisioning' && to === 'running' ? ['instance.running'] : to === 'terminated' ? ['instance.terminated'] : to === 'failed' ? ['instance.failed'] : []),
+        ];
+        expect(types).toEqual(expected);
+      }),
+    );
+    // a reboot coming back is not news; without a previous state, an end or a failure still is
+    expect(instanceEvents({ status: 'rebooting', preemptedAt: null }, instanceAt('running', null))).toEqual([]);
+    expect(instanceEvents(null, instanceAt('failed', null)).map((e) => e.type)).toEqual(['instance.failed']);
   });
 });
