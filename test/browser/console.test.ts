@@ -208,6 +208,17 @@ describe('the console', () => {
     await page.getByLabel('Public key').fill(sshKeygen('ed25519').publicLine);
     await page.getByRole('button', { name: 'Save key' }).click();
     await expect.poll(() => page.locator('#ssh-keys table').textContent()).toContain('laptop');
+    await page.getByLabel('Template name').fill('notebook');
+    await page.getByLabel('Template SSH key').selectOption({ label: 'laptop' });
+    await page.getByLabel('Environment').fill('MODE=train\nSEED=7');
+    await page.getByLabel('Ports').fill('8888, 6006');
+    await page.getByLabel('Ports').press('Enter');
+    await expect.poll(() => page.locator('#templates table').textContent()).toContain('notebook');
+    expect(await page.locator('#templates tr', { hasText: 'notebook' }).textContent()).toContain('8888, 6006MODE, SEED');
+    await page.getByLabel('Template name').fill('bad ports');
+    await page.getByLabel('Ports').fill('http');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await expect.poll(() => page.locator('#templates').getByRole('alert').textContent()).toBe('"http" is not a port number');
     await check('library');
 
     await page.getByRole('link', { name: 'Market' }).click();

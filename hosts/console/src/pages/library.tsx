@@ -6,15 +6,18 @@ import { usd } from '../format.ts';
 
 /** What rentals are made from: SSH keys, images, templates, volumes; and reservations. Spot claims: not in the API yet. */
 export function LibraryPage() {
+  // a key or image added above is offered at once by the template form below
+  const [version, setVersion] = useState(0);
+  const changed = () => setVersion((v) => v + 1);
   return (
     <section>
       <h1>Keys, images &amp; more</h1>
       <nav aria-label="Sections" class="inline-nav">
         <a href="#ssh-keys">SSH keys</a> · <a href="#images">Images</a> · <a href="#templates">Templates</a> · <a href="#volumes">Volumes</a> · <a href="#reservations">Reservations</a>
       </nav>
-      <SshKeys />
-      <Images />
-      <Templates />
+      <SshKeys changed={changed} />
+      <Images changed={changed} />
+      <Templates version={version} />
       <Volumes />
       <Reservations />
     </section>
@@ -84,11 +87,15 @@ function useCreate(reload: () => Promise<void>) {
   return { busy, error, create };
 }
 
-function SshKeys() {
+function SshKeys({ changed }: { changed: () => void }) {
   const list = useLoad(() => run(api().GET('/v1/ssh-keys')));
+  const reload = async () => {
+    await list.reload();
+    changed();
+  };
   const [name, setName] = useState('');
   const [key, setKey] = useState('');
-  const { busy, error, create } = useCreate(list.reload);
+  const { busy, error, create } = useCreate(reload);
   return (
     <Part
       id="ssh-keys"
@@ -106,7 +113,7 @@ function SshKeys() {
             <Time iso={k.created_at} />
           </td>
           <td>
-            <Remove what={`key ${k.name}`} remove={() => run(api().DELETE('/v1/ssh-keys/{key_id}', { params: { path: { key_id: k.id } } }))} reload={list.reload} body="Machines already running keep it." />
+            <Remove what={`key ${k.name}`} remove={() => run(api().DELETE('/v1/ssh-keys/{key_id}', { params: { path: { key_id: k.id } } }))} reload={reload} body="Machines already running keep it." />
           </td>
         </tr>
       )}
@@ -131,13 +138,17 @@ function SshKeys() {
   );
 }
 
-function Images() {
+function Images({ changed }: { changed: () => void }) {
   const list = useLoad(() => run(api().GET('/v1/images')));
+  const reload = async () => {
+    await list.reload();
+    changed();
+  };
   const [name, setName] = useState('');
   const [image, setImage] = useState('');
   const [user, setUser] = useState('');
   const [password, setPassword] = useState('');
-  const { busy, error, create } = useCreate(list.reload);
+  const { busy, error, create } = useCreate(reload);
   return (
     <Part
       id="images"
@@ -153,7 +164,7 @@ function Images() {
           </td>
           <td>{i.registry_username ? `${i.registry_username}${i.has_registry_password ? ' (password saved)' : ''}` : '—'}</td>
           <td>
-            <Remove what={`image ${i.name}`} remove={() => run(api().DELETE('/v1/images/{image_id}', { params: { path: { image_id: i.id } } }))} reload={list.reload} />
+            <Remove what={`image ${i.name}`} remove={() => run(api().DELETE('/v1/images/{image_id}', { params: { path: { image_id: i.id } } }))} reload={reload} />
           </td>
         </tr>
       )}
@@ -178,26 +189,56 @@ function Images() {
   );
 }
 
-function Templates() {
+function Templates({ version }: { version: number }) {
   const list = useLoad(() => run(api().GET('/v1/templates')));
-  const images = useLoad(() => run(api().GET('/v1/images')));
-  const keys = useLoad(() => run(api().GET('/v1/ssh-keys')));
+  const images = useLoad(() => run(api().GET('/v1/images')), [version]);
+  const keys = useLoad(() => run(api().GET('/v1/ssh-keys')), [version]);
   const [name, setName] = useState('');
   const [imageId, setImageId] = useState('');
   const [keyId, setKeyId] = useState('');
   const [hours, setHours] = useState('');
+  const [env, setEnv] = useState('');
+  const [ports, setPorts] = useState('');
+  const [script, setScript] = useState('');
+  const [formError, setFormError] = useState<string | null>(null);
   const { busy, error, create } = useCreate(list.reload);
+  const submit = () => {
+    const parsedEnv = envOf(env);
+    const parsedPorts = portsOf(ports);
+    if (typeof parsedEnv === 'string') return setFormError(parsedEnv);
+    if (typeof parsedPorts === 'string') return setFormError(parsedPorts);
+    setFormError(null);
+    void create(
+      () =>
+        run(
+          api().POST('/v1/templates', {
+            body: {
+              name,
+              ...(imageId && { image_id: imageId }),
+              ...(keyId && { ssh_key_ids: [keyId] }),
+              ...(hours && { termination_hours: Number(hours) }),
+              ...(Object.keys(parsedEnv).length > 0 && { env: parsedEnv }),
+              ...(parsedPorts.length > 0 && { ports: parsedPorts }),
+              ...(script.trim() && { startup_script: script }),
+            },
+          }),
+        ),
+      () => (setName(''), setImageId(''), setKeyId(''), setHours(''), setEnv(''), setPorts(''), setScript('')),
+    );
+  };
   return (
     <Part
       id="templates"
       title="Templates"
       list={list}
       empty="No templates."
-      head={['Name', 'Image', 'Termination hours', '']}
+      head={['Name', 'Image', 'Ports', 'Environment', 'Termination hours', '']}
       row={(t) => (
         <tr key={t.id}>
           <td>{t.name}</td>
           <td>{t.image ?? '—'}</td>
+          <td>{t.ports.join(', ') || '—'}</td>
+          <td>{Object.keys(t.env).join(', ') || '—'}</td>
           <td>{t.termination_hours ?? '—'}</td>
           <td>
             <Remove what={`template ${t.name}`} remove={() => run(api().DELETE('/v1/templates/{template_id}', { params: { path: { template_id: t.id } } }))} reload={list.reload} body="Machines rented from it are not touched." />
@@ -209,10 +250,7 @@ function Templates() {
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            void create(
-              () => run(api().POST('/v1/templates', { body: { name, ...(imageId && { image_id: imageId }), ...(keyId && { ssh_key_ids: [keyId] }), ...(hours && { termination_hours: Number(hours) }) } })),
-              () => (setName(''), setImageId(''), setKeyId(''), setHours('')),
-            );
+            submit();
           }}
         >
           <h3>Add a template</h3>
@@ -242,6 +280,14 @@ function Templates() {
             )}
           </Field>
           <Input label="Template termination hours" type="number" min="1" value={hours} onInput={setHours} />
+          <Field label="Environment" hint="one KEY=value a line">
+            {(id, hintId) => <textarea id={id} aria-describedby={hintId} rows={3} value={env} onInput={(e) => setEnv((e.target as HTMLTextAreaElement).value)} />}
+          </Field>
+          <Input label="Ports" hint="container ports to expose, e.g. 8888, 6006" value={ports} onInput={setPorts} />
+          <Field label="Startup script" hint="run once the machine is up">
+            {(id, hintId) => <textarea id={id} aria-describedby={hintId} rows={4} value={script} onInput={(e) => setScript((e.target as HTMLTextAreaElement).value)} />}
+          </Field>
+          <ErrorText error={formError} />
           <ErrorText error={error} />
           <Busy busy={busy}>Save template</Busy>
         </form>
@@ -351,4 +397,27 @@ function Reservations() {
       }
     />
   );
+}
+
+/** "KEY=value" lines as the API's env object, or what is wrong with them. */
+function envOf(text: string): Record<string, string> | string {
+  const env: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const at = line.indexOf('=');
+    if (at <= 0) return `"${line.trim()}" is not KEY=value`;
+    env[line.slice(0, at).trim()] = line.slice(at + 1);
+  }
+  return env;
+}
+
+/** "8888, 6006" as port numbers, or what is wrong with them. */
+function portsOf(text: string): number[] | string {
+  const ports: number[] = [];
+  for (const part of text.split(/[\s,]+/)) {
+    if (!part) continue;
+    if (!/^\d{1,5}$/.test(part)) return `"${part}" is not a port number`;
+    ports.push(Number(part));
+  }
+  return ports;
 }
