@@ -75,7 +75,7 @@ function App() {
         </a>
         <nav aria-label="Main">
           <ul>
-            {NAV.map(([to, label]) => (
+            {NAV.filter(([to]) => signedIn || to === '/market').map(([to, label]) => (
               <li key={to}>
                 <a href={`${BASE}${to}`} aria-current={path === to || (to === '/market' && path === '/') ? 'page' : undefined}>
                   {label}
