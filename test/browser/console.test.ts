@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -345,6 +346,28 @@ describe('the console', () => {
       await other.getByLabel('Password').fill(`${PASSWORD}-new`);
       await other.getByRole('button', { name: 'Sign in', exact: true }).click();
       await other.waitForURL('**/console/market');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('back from a hosted sign-in page with a code: the console swaps it, with its PKCE verifier, for a session', async () => {
+    // the built-in provider's page stands in for Cognito's hosted UI (the console links that one when configured)
+    const other = await browser.newPage({ viewport: DESKTOP });
+    try {
+      const verifier = randomBytes(32).toString('base64url');
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      await other.goto(`${api.baseUrl}/console/sign-in`);
+      await other.evaluate((saved) => sessionStorage.setItem('gcp.console.pkce', saved), JSON.stringify({ verifier, state: 'st-1' }));
+      const query = new URLSearchParams({ response_type: 'code', client_id: 'gpu-control-plane', redirect_uri: `${api.baseUrl}/console/callback`, state: 'st-1', code_challenge: challenge, code_challenge_method: 'S256' });
+      await other.goto(`${api.baseUrl}/auth/authorize?${query}`);
+      await other.getByLabel('Email').fill(email);
+      await other.getByLabel('Password').fill(`${PASSWORD}-new`);
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await other.waitForURL('**/console/market', { timeout: 15_000 });
+      const token = await other.evaluate(() => sessionStorage.getItem('gcp.console.session'));
+      expect((await api.call('GET', '/v1/tokens/self', { token: token! })).body.kind).toBe('session');
+      expect(await other.evaluate(() => sessionStorage.getItem('gcp.console.pkce'))).toBeNull();
     } finally {
       await other.close();
     }
