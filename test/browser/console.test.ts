@@ -302,7 +302,7 @@ describe('the console', () => {
     expect(await stop.isDisabled()).toBe(true);
     await page.getByLabel('Type STOP to confirm').fill('STOP');
     await stop.click();
-    await expect.poll(() => page.locator('.danger-zone').textContent()).toContain('1 machines terminated');
+    await expect.poll(() => page.locator('.danger-zone').textContent()).toContain('1 machine terminated');
     expect((await api.call('GET', `/v1/instances/${rented.body.id}`, { token })).body.status).toMatch(/terminat/);
     expect((await api.call('GET', '/v1/billing/account', { token })).body.rentals).toBe('paused');
     await expect.poll(() => page.getByRole('button', { name: 'Resume renting' }).isVisible()).toBe(true);

@@ -21,6 +21,9 @@ export function dollarsText(cents: number): string {
 /** What a dollar field accepts ("12", "12.5", "12.50"), as the API does (no leading zeros); sent as text. */
 export const DOLLARS = /^(0|[1-9]\d{0,8})(\.\d{1,2})?$/;
 
+/** "1 machine", "3 machines". */
+export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
 const absolute = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
 const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, run } from './api.ts';
 import { onSessionChange, sessionToken, setSession } from './session.ts';
 import { BASE, interceptLinks, navigate, useLocation } from './router.ts';
-import { AuthPage, HostedCallback } from './pages/auth.tsx';
+import { AuthPage, HostedCallback, type AuthStep } from './pages/auth.tsx';
 import { MarketPage } from './pages/market.tsx';
 import { RentPage } from './pages/rent.tsx';
 import { InstancesPage } from './pages/instances.tsx';
@@ -31,9 +31,9 @@ function Page({ path, signedIn }: { path: string; signedIn: boolean }) {
   if (path === '/market') return <MarketPage signedIn={signedIn} />;
   if (path === '/callback') return <HostedCallback />;
   const auth = /^\/(sign-in|sign-up|confirm|forgot|reset|github)$/.exec(path);
-  if (auth) return <AuthPage step={auth[1] as 'sign-in'} />;
+  if (auth) return <AuthPage step={auth[1] as AuthStep} />;
   if (!signedIn) return <AuthPage step="sign-in" next={path} />;
-  if (path.startsWith('/rent/')) return <RentPage nodeId={decodeURIComponent(path.slice('/rent/'.length))} />;
+  if (path.startsWith('/rent/')) return <RentPage nodeId={decoded(path.slice('/rent/'.length))} />;
   if (path === '/instances') return <InstancesPage />;
   if (path === '/billing') return <BillingPage />;
   if (path === '/tokens') return <TokensPage />;
@@ -47,6 +47,15 @@ function Page({ path, signedIn }: { path: string; signedIn: boolean }) {
       </p>
     </section>
   );
+}
+
+/** A path segment as typed, when it is not valid percent-encoding (the node then is not found, said on the page). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/instances': 'Instances', '/billing': 'Billing', '/tokens': 'Tokens', '/library': 'Keys, images & more' };

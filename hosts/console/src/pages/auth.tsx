@@ -5,7 +5,7 @@ import { BASE, navigate } from '../router.ts';
 import { setSession } from '../session.ts';
 import type { DeviceStart, SignedIn } from '../types.ts';
 
-type Step = 'sign-in' | 'sign-up' | 'confirm' | 'forgot' | 'reset' | 'github';
+export type AuthStep = 'sign-in' | 'sign-up' | 'confirm' | 'forgot' | 'reset' | 'github';
 
 /** The address typed on one step, offered on the next (memory only). */
 let rememberedEmail = '';
@@ -18,7 +18,7 @@ function signedIn(answer: SignedIn, next = '/market'): void {
   }
 }
 
-export function AuthPage({ step, next }: { step: Step; next?: string }) {
+export function AuthPage({ step, next }: { step: AuthStep; next?: string }) {
   return (
     <section class="auth">
       {step === 'sign-in' && <SignIn {...(next ? { next } : {})} />}

@@ -2,7 +2,7 @@ import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, run, type ApiError } from '../api.ts';
 import { Busy, Confirm, ErrorText, Input, Loading, Time, useLoad, useTick } from '../components.tsx';
-import { countdown, DOLLARS, dollarsText, localDay, usd } from '../format.ts';
+import { count, countdown, DOLLARS, dollarsText, localDay, usd } from '../format.ts';
 import type { Account, Deposit, LedgerEntry } from '../types.ts';
 
 const SpendChart = lazy(() => import('./spend-chart.tsx'));
@@ -88,7 +88,7 @@ function Figures({ account: a }: { account: Account }) {
             {usd(a.burn_cents_per_hour)}
             <small> per hour</small>
           </p>
-          <small>{a.running_machines} machines running</small>
+          <small>{count(a.running_machines, 'machine')} running</small>
         </li>
         <li class="card">
           <h2>Money runs out</h2>
@@ -380,7 +380,7 @@ function Stop({ account, reload }: { account: Account; reload: () => Promise<voi
     setBusy(false);
     if (answer.error) return setError(answer.error);
     setTyped('');
-    setDone(`Stopped: ${answer.data.terminated.length} machines terminated, renting paused.`);
+    setDone(`Stopped: ${count(answer.data.terminated.length, 'machine')} terminated, renting paused.`);
     await reload();
   };
   const resume = async () => {

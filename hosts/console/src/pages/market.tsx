@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { operations } from '../../../client/api-client.ts';
 import { api, run, type ApiError } from '../api.ts';
 import { Busy, ErrorText, Field, Loading, useLoad } from '../components.tsx';
-import { usd, when } from '../format.ts';
+import { count, usd, when } from '../format.ts';
 import { BASE } from '../router.ts';
 import type { GpuSearch, Node } from '../types.ts';
 
@@ -69,7 +69,7 @@ function Summary() {
       {summary.data && (
         <>
           <p>
-            {summary.data.gpus_available} GPUs available on {summary.data.machines} machines, as of {when(summary.data.updated_at)}
+            {count(summary.data.gpus_available, 'GPU')} available on {count(summary.data.machines, 'machine')}, as of {when(summary.data.updated_at)}
             {summary.data.stale && ' (an older snapshot: the last refresh failed)'}. Renting is {summary.data.rentals_open ? 'open' : 'closed'}.
           </p>
           <ul class="cards">
@@ -81,7 +81,7 @@ function Summary() {
                   <small> per GPU hour</small>
                 </p>
                 <p>
-                  {f.available_gpus} GPUs on {f.machines} machines · up to {f.max_vram_gb} GB VRAM
+                  {count(f.available_gpus, 'GPU')} on {count(f.machines, 'machine')} · up to {f.max_vram_gb} GB VRAM
                 </p>
               </li>
             ))}
