@@ -288,6 +288,25 @@ describe('the console', () => {
     expect(await page.locator('.shown-once').count()).toBe(0);
   });
 
+  it('reserves a node for tomorrow from its rent page: nothing charged now, listed as scheduled', async () => {
+    const balance = (await api.call('GET', '/v1/billing/account', { token: (await session())! })).body.balance_cents;
+    await page.getByRole('link', { name: 'Market' }).click();
+    const row = page.locator('table.nodes tbody tr').nth(3);
+    await row.waitFor();
+    await row.getByRole('link', { name: /^Rent/ }).click();
+    await page.getByText('Reserve it for later instead').click();
+    const tomorrow = new Date(Date.now() + 86_400_000);
+    const local = `${tomorrow.getFullYear()}-${String(tomorrow.getMonth() + 1).padStart(2, '0')}-${String(tomorrow.getDate()).padStart(2, '0')}T09:00`;
+    await page.getByLabel('Starts at').fill(local);
+    await page.getByLabel('Hours', { exact: true }).fill('2');
+    await expect(page.locator('details .charge').textContent()).resolves.toMatch(/Charged now: nothing/);
+    await check('rent-reserve');
+    await page.getByRole('button', { name: 'Reserve' }).click();
+    await page.waitForURL('**/console/library**');
+    await expect.poll(() => page.locator('#reservations table').textContent()).toContain('scheduled');
+    expect((await api.call('GET', '/v1/billing/account', { token: (await session())! })).body.balance_cents).toBe(balance);
+  });
+
   it('an emergency stop, confirmed by typing STOP, terminates what runs and pauses renting', async () => {
     const token = (await session())!;
     // a node nobody rented in this test (an offer taken and given back may take a while to be listed free again)

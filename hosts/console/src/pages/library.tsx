@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, run, type ApiError, type Result } from '../api.ts';
 import { Busy, Confirm, ErrorText, Field, Input, Loading, Time, useLoad } from '../components.tsx';
 import { usd } from '../format.ts';
@@ -9,6 +9,9 @@ export function LibraryPage() {
   // a key or image added above is offered at once by the template form below
   const [version, setVersion] = useState(0);
   const changed = () => setVersion((v) => v + 1);
+  useEffect(() => {
+    if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  }, []);
   return (
     <section>
       <h1>Keys, images &amp; more</h1>

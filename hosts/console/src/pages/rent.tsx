@@ -174,6 +174,55 @@ export function RentPage({ nodeId }: { nodeId: string }) {
           Rent for {usd(node.price_per_hour_cents)} now
         </Busy>
       </form>
+      <Reserve node={node} name={name} keyId={keyId === 'paste' ? '' : keyId} templateId={templateId} />
     </section>
+  );
+}
+
+/** The same node booked for a later window: quoted now, held on the token's cap, paid when the sweep starts it. */
+function Reserve({ node, name, keyId, templateId }: { node: Node; name: string; keyId: string; templateId: string }) {
+  const [startsAt, setStartsAt] = useState('');
+  const [hours, setHours] = useState('2');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | string | null>(null);
+  const [idempotencyKey] = useState(() => crypto.randomUUID());
+  const hoursNumber = /^\d+$/.test(hours) ? Number(hours) : null;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (!startsAt || !hoursNumber) return setError('Pick when it starts and for how many whole hours.');
+    setBusy(true);
+    setError(null);
+    const answer = await run(
+      api().POST('/v1/reservations', {
+        body: {
+          node_id: node.id,
+          name: name.trim() || `${node.gpu_count}x ${node.gpu_type}`,
+          starts_at: new Date(startsAt).toISOString(),
+          hours: hoursNumber,
+          idempotency_key: idempotencyKey,
+          ...(keyId && { ssh_key_id: keyId }),
+          ...(templateId && { template_id: templateId }),
+        },
+      }),
+    );
+    setBusy(false);
+    if (answer.error) return setError(answer.error);
+    navigate('/library#reservations');
+  };
+  return (
+    <details class="card">
+      <summary>Reserve it for later instead</summary>
+      <form onSubmit={submit}>
+        <Input label="Starts at" hint="starts_at, in your time zone: from 5 minutes to 90 days ahead" type="datetime-local" value={startsAt} onInput={setStartsAt} />
+        <Input label="Hours" hint="hours: the machine is removed when they end" type="number" min="1" inputMode="numeric" value={hours} onInput={setHours} />
+        <p class="charge">
+          Charged now: <strong>nothing</strong>.{' '}
+          {hoursNumber ? `${usd(node.price_per_hour_cents * hoursNumber)} (${hoursNumber} hours at ${usd(node.price_per_hour_cents)}) is held on your token's spend cap; ` : ''}
+          the machine is paid like a rental when it starts (the first hour then).
+        </p>
+        <ErrorText error={error} />
+        <Busy busy={busy}>Reserve</Busy>
+      </form>
+    </details>
   );
 }
