@@ -82,6 +82,11 @@ async function check(name: string, page = mainPage()): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}-desktop.png`), fullPage: true });
   await page.setViewportSize(PHONE);
   try {
+    // two frames: laid out and painted again at the new width
+    await page.evaluate(() => {
+      const frame = (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame;
+      return new Promise<void>((done) => frame(() => frame(done)));
+    });
     await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true });
     // usable at phone width: the page itself never scrolls sideways (wide tables scroll in their own box)
     expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth), `${name} at phone width`).toBeLessThanOrEqual(PHONE.width);

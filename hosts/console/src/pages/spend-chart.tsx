@@ -23,10 +23,11 @@ export default function SpendChart({ days }: { days: { day: string; cents: numbe
       [xs, ys],
       el,
     );
-    const resize = () => plot.setSize({ width: Math.max(280, el.clientWidth), height: 220 });
-    addEventListener('resize', resize);
+    // follows its box (a phone turned, a window resized), not only the window
+    const observer = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height: 220 }));
+    observer.observe(el);
     return () => {
-      removeEventListener('resize', resize);
+      observer.disconnect();
       plot.destroy();
     };
   }, [days]);
