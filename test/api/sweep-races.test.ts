@@ -207,6 +207,31 @@ describe.runIf(onPostgres)('the sweep beside other work (PostgreSQL)', () => {
     expect((await revoke).status).toBe(204);
     expect(self.id).toMatch(/^tok_/);
   });
+  it('usage settlement settles only the accounts it locked: an account whose first record came while it waited is left to its own lock', async () => {
+    const metering = world.api.plane.services.metering;
+    const u = await world.fundedTenant(10);
+    const t = await world.fundedTenant(10);
+    const record = (tenantId: string, key: string) =>
+      metering.record(null, { tenantId, kind: 'volume_storage', quantity: '1000', unitPriceUsd: '0.004', reference: null, uniqueKey: key, startedAt: world.clock.now(), endedAt: null });
+    await record(u.tenantId, 'settle-race-u');
+    const holdU = await holdAccount(u.tenantId);
+    const settling = metering.settleAll();
+    await holdU.waiting; // the settlement has chosen its accounts and waits for U's
+    await record(t.tenantId, 'settle-race-t');
+    const holdT = await holdAccount(t.tenantId); // say a rental of T, holding T's account while it decides
+    holdT.waiting.catch(() => undefined); // nobody is expected to wait for it
+    await holdU.release();
+    // before: the settlement posted T's record without T's lock, then waited on T's row to debit it,
+    // with T's balance read before the other transaction's change
+    const settled = await Promise.race([settling, new Promise((resolve) => setTimeout(() => resolve('waited for T'), 3_000))]);
+    await holdT.release();
+    expect(settled).toEqual({ settled: 1, amountCents: 400 });
+    const unsettled = async (token: string) =>
+      ((await world.api.call('GET', '/v1/metering/usage?limit=10', { token })).body as { settled_at: string | null }[]).filter((r) => r.settled_at === null).length;
+    expect([await unsettled(u.token), await unsettled(t.token)]).toEqual([0, 1]);
+    await metering.settle(t.tenantId);
+    expect([(await world.balance(u.token)).balance_cents, (await world.balance(t.token)).balance_cents, await unsettled(t.token)]).toEqual([600, 600, 0]);
+  });
 });
 
 describe('auto-recharge before the breaker (item 7)', () => {

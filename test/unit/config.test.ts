@@ -64,7 +64,7 @@ describe('configuration from the environment', () => {
       { name: 'runpod', config: { apiKey: 'runpod-key' } },
       { name: 'lambda', config: { apiKey: 'lambda-key', baseUrl: 'http://127.0.0.1:9/api/v1' } },
     ]);
-    expect(config.market).toEqual({ markupBps: 1500, providerTimeoutMs: 10_000, rentalsOpen: true });
+    expect(config.market).toEqual({ markupBps: 1500, providerTimeoutMs: 10_000, refreshIntervalMs: 60_000, rentalsOpen: true });
   });
 
   it('uses PostgreSQL when DATABASE_URL is set, and several operator keys', () => {

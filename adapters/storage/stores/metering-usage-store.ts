@@ -5,7 +5,7 @@ import { formatMicros, microsOf } from '../../../core/metering/decimal.ts';
 import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../../../core/metering/usage.ts';
 import type { UsageStore } from '../../../core/ports/storage.ts';
 import type { LedgerTally } from '../ledger-tally.ts';
-import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
+import { date, dateOrNull, num, textArray, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = 'id, tenant_id, resource_kind, quantity, unit, unit_price_usd, amount_cents, started_at, ended_at, reference, settled_at, created_at';
 
@@ -36,12 +36,12 @@ const recordOf = ({ uniqueKey: _key, request: _request, ...usage }: NewUsage, am
  * (the first that does not fit and every later one wait), marks them settled and debits the accounts. The
  * ledger key `usage:<record id>` makes a second posting of a record impossible, whoever settles.
  */
-const settleSql = (oneTenant: boolean) => `
+const SETTLE_SQL = `
 with unsettled as (
   select r.id, r.tenant_id, r.resource_kind, r.amount_cents, r.seq,
          sum(r.amount_cents) over (partition by r.tenant_id order by r.seq rows unbounded preceding) as running
     from usage_records r
-   where r.settled_at is null${oneTenant ? ' and r.tenant_id = ?' : ''}
+   where r.settled_at is null and r.tenant_id = any(?::text[])
 ),
 payable as (
   select u.*, a.balance_cents - u.running as balance_after
@@ -172,12 +172,15 @@ export class MikroUsageStore implements UsageStore {
 
   async settle(at: Date, tenantId?: string): Promise<Settlement> {
     const one = tenantId !== undefined;
-    // the accounts first, in a fixed order, so a rental, a block payment or another settlement waits
-    await this.em.execute(
+    // the accounts first, in a fixed order, so a rental, a block payment or another settlement waits; then
+    // only those accounts' records: one whose first record arrived after the lock is not locked, and
+    // settling it here would race a settlement that holds its lock (found by the metering model test)
+    const locked = await this.em.execute<Row[]>(
       `select tenant_id from accounts where tenant_id in (select tenant_id from usage_records where settled_at is null${one ? ' and tenant_id = ?' : ''}) order by tenant_id for update`,
       one ? [tenantId] : [],
     );
-    const [row] = await this.em.execute<Row[]>(settleSql(one), one ? [tenantId, at, at] : [at, at]);
+    if (locked.length === 0) return { settled: 0, amountCents: 0 };
+    const [row] = await this.em.execute<Row[]>(SETTLE_SQL, [textArray(locked.map((r) => String(r.tenant_id))), at, at]);
     if (!row || num(row.marked) !== num(row.settled)) throw new Error(`settlement posted ${row?.settled} entries but marked ${row?.marked} records`);
     // usage entries are debits: `amount` is what they took from the balances
     this.tally.posted('usage', -num(row.amount), num(row.settled));
