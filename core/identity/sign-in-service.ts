@@ -69,9 +69,9 @@ export class SignInService {
     this.settings = deps.settings;
   }
 
-  /** AuthConfigOut: the identity provider's public settings (never a secret). */
-  config(): { idp: Record<string, unknown> } {
-    return { idp: this.identity.publicConfig() };
+  /** AuthConfigOut: the identity provider's public settings (never a secret), and the device flow when a code host is configured. */
+  config(): { idp: Record<string, unknown>; device_flow: { provider: string } | null } {
+    return { idp: this.identity.publicConfig(), device_flow: this.codeHost ? { provider: this.codeHost.name } : null };
   }
 
   get identityProvider(): string {

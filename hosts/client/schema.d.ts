@@ -2507,6 +2507,11 @@ export interface components {
             idp: {
                 [key: string]: unknown;
             } | null;
+            /** @description Sign-in by a code host's device flow, when the server has one configured (GITHUB_CLIENT_ID); null: the device routes answer 409. */
+            device_flow: {
+                /** @description "github": the code host whose device flow POST /v1/auth/codehost/device/start begins. */
+                provider: string;
+            } | null;
         };
         CodeSentOut: {
             /** @constant */

@@ -204,7 +204,10 @@ describe('the hosted sign-in page and the code exchange (built-in provider)', ()
   it('issues an authorization code for a PKCE request, exchanged once for a session', async () => {
     const email = await confirmedAccount();
     const config = (await api.call('GET', '/v1/auth/config')).body;
-    expect(config).toEqual({ idp: { kind: 'builtin', authorize_url: 'http://cp.test/auth/authorize', client_id: 'gpu-control-plane', code_challenge_method: 'S256' } });
+    expect(config).toEqual({
+      idp: { kind: 'builtin', authorize_url: 'http://cp.test/auth/authorize', client_id: 'gpu-control-plane', code_challenge_method: 'S256' },
+      device_flow: { provider: 'github' },
+    });
     const redirect = 'http://127.0.0.1:53682/callback';
     /** The page as a browser walks it: the form, then the post that answers 303 to the redirect URI with a code. */
     const authorize = async () => {
@@ -314,7 +317,7 @@ describe('GitHub device flow', () => {
 });
 
 describe('without GitHub configured', () => {
-  it('the device routes answer 409 naming GITHUB_CLIENT_ID; /v1/auth/config shows the built-in provider', async () => {
+  it('the device routes answer 409 naming GITHUB_CLIENT_ID; /v1/auth/config shows the built-in provider and no device flow', async () => {
     const bare = await startApi();
     try {
       for (const [path, body] of [['/v1/auth/codehost/device/start', undefined], ['/v1/auth/codehost/device/poll', { device_code: 'x' }]] as const) {
@@ -322,7 +325,9 @@ describe('without GitHub configured', () => {
         expect(res.status).toBe(409);
         expect(res.body.detail).toContain('GITHUB_CLIENT_ID');
       }
-      expect((await bare.call('GET', '/v1/auth/config')).body.idp.kind).toBe('builtin');
+      const config = (await bare.call('GET', '/v1/auth/config')).body;
+      expect(config.idp.kind).toBe('builtin');
+      expect(config.device_flow).toBeNull();
     } finally {
       await bare.close();
     }

@@ -35,7 +35,13 @@ export const CodeSentOut = z
   .meta({ id: 'CodeSentOut' });
 export const AuthStepOut = z.object({ status: z.string().meta({ description: 'confirmed, or password_reset.' }) }).meta({ id: 'AuthStepOut' });
 export const AuthConfigOut = z
-  .object({ idp: z.record(z.string(), z.unknown()).nullable().meta({ description: 'The identity provider\'s public settings (kind builtin or cognito); never a secret.' }) })
+  .object({
+    idp: z.record(z.string(), z.unknown()).nullable().meta({ description: 'The identity provider\'s public settings (kind builtin or cognito); never a secret.' }),
+    device_flow: z
+      .object({ provider: z.string().meta({ description: '"github": the code host whose device flow POST /v1/auth/codehost/device/start begins.' }) })
+      .nullable()
+      .meta({ description: 'Sign-in by a code host\'s device flow, when the server has one configured (GITHUB_CLIENT_ID); null: the device routes answer 409.' }),
+  })
   .meta({ id: 'AuthConfigOut' });
 
 const sessionFields = {
