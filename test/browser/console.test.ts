@@ -352,6 +352,29 @@ describe('the console', () => {
     }
   });
 
+  it('links GitHub sign-in only where the server has GitHub configured', async () => {
+    const linked = async (baseUrl: string): Promise<number> => {
+      const other = await browser.newPage({ viewport: DESKTOP });
+      try {
+        const config = other.waitForResponse((r) => r.url().endsWith('/v1/auth/config'));
+        await other.goto(`${baseUrl}/console/sign-in`);
+        await config;
+        await other.getByRole('link', { name: 'Forgot the password?' }).waitFor();
+        await other.evaluate(() => new Promise<void>((done) => (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(done))); // rendered after it
+        return await other.getByRole('link', { name: 'Sign in with GitHub' }).count();
+      } finally {
+        await other.close();
+      }
+    };
+    expect(await linked(api.baseUrl)).toBe(1);
+    const bare = await startApi({ publicUrl: PUBLIC, auth: { mail: { smtpUrl: inbox.url, from: 'gpu-control-plane <no-reply@cp.test>' } } });
+    try {
+      expect(await linked(bare.baseUrl)).toBe(0);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('forgot password: a code mailed, a new password set, signed in with it', async () => {
     const other = await browser.newPage({ viewport: DESKTOP });
     try {

@@ -44,8 +44,11 @@ function SignIn({ next }: { next?: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [hosted, setHosted] = useState<{ authorize_url: string; client_id: string } | null>(null);
+  const [github, setGithub] = useState(false);
   useEffect(() => {
     void run(api().GET('/v1/auth/config')).then(({ data }) => {
+      // the GitHub link only where the server has GitHub's device flow configured (otherwise its routes answer 409)
+      setGithub(data?.device_flow?.provider === 'github');
       const idp = data?.idp;
       if (idp?.kind === 'cognito' && typeof idp.authorize_url === 'string' && typeof idp.client_id === 'string') setHosted({ authorize_url: idp.authorize_url, client_id: idp.client_id });
     });
@@ -88,9 +91,11 @@ function SignIn({ next }: { next?: string }) {
         <li>
           <a href={`${BASE}/forgot`}>Forgot the password?</a>
         </li>
-        <li>
-          <a href={`${BASE}/github`}>Sign in with GitHub</a>
-        </li>
+        {github && (
+          <li>
+            <a href={`${BASE}/github`}>Sign in with GitHub</a>
+          </li>
+        )}
         {hosted && (
           <li>
             <button type="button" class="link" onClick={() => void startHosted(hosted)}>
