@@ -7,7 +7,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../adapters/clock/manual-clock.ts';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.ts';
-import { startApi, type TestApi } from '../support/api.ts';
+import { usd } from '../../hosts/console/src/format.ts';
+import { OPERATOR_KEY, startApi, type TestApi } from '../support/api.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
 
@@ -310,6 +311,56 @@ describe('the console', () => {
     await page.waitForURL('**/console/library**');
     await expect.poll(() => page.locator('#reservations table').textContent()).toContain('scheduled');
     expect((await api.call('GET', '/v1/billing/account', { token: (await session())! })).body.balance_cents).toBe(balance);
+  });
+
+  it('claims spot capacity from the market: what the cap commits said first, listed, rented by the sweep, released with confirmation', async () => {
+    const token = (await session())!;
+    await page.getByRole('link', { name: 'Market' }).click();
+    const rows = page.locator('table.nodes tbody tr');
+    await expect.poll(() => rows.count()).toBe(100);
+    // a spot node nobody else here rents (the first was rented, the fourth reserved, the emergency stop rents the 50th)
+    let spotRow: ReturnType<typeof rows.nth> | null = null;
+    for (let i = 5; i < 40 && !spotRow; i++) if ((await rows.nth(i).getByRole('link', { name: /^Claim spot/ }).count()) === 1) spotRow = rows.nth(i);
+    expect(spotRow, 'a spot node on the market').not.toBeNull();
+    await spotRow!.getByRole('link', { name: /^Claim spot/ }).click();
+    await page.waitForURL('**/console/spot-claims?node=**');
+    const bid = page.getByLabel('Bid per GPU-hour (USD)');
+    await expect.poll(() => bid.inputValue()).toMatch(/^\d+\.\d{2}$/); // prefilled with its spot price now
+    const bidCents = Number((await bid.inputValue()).replace('.', ''));
+    const gpus = Number(await page.getByLabel('GPU count').inputValue());
+    await page.getByLabel('Claim name').fill('cheap-spot');
+    await page.getByLabel('Hours', { exact: true }).fill('3');
+    const commitment = (await page.locator('#spot-commitment').textContent())!;
+    expect(commitment).toContain('Charged now: nothing');
+    expect(commitment).toContain(`At most ${usd(bidCents * gpus)} per hour`);
+    expect(commitment).toContain(`Held on your token's spend cap now: ${usd(bidCents * gpus * 3)} (${usd(bidCents)} × ${gpus} GPU${gpus === 1 ? '' : 's'} × 3 hours)`);
+    await check('spot-claim-form');
+    await page.getByRole('button', { name: 'Claim', exact: true }).click();
+    const claimRow = page.locator('table.spot-claims tbody tr', { hasText: 'cheap-spot' });
+    await expect.poll(() => claimRow.locator('.status').textContent()).toBe('pending');
+    expect(await claimRow.locator('td').nth(2).textContent()).toBe(usd(bidCents));
+    const [claim] = (await api.call('GET', '/v1/spot-claims', { token })).body;
+    expect(claim).toMatchObject({ name: 'cheap-spot', status: 'pending', bid_cents_per_gpu_hour: bidCents, gpu_count: gpus, hours: 3, preemptions: 0 });
+
+    // the sweep rents its machine (on a server, its pass within a minute); the page reads the claim again by itself
+    const swept = await api.call('POST', '/v1/operator/sweep', { headers: { 'x-service-operator-key': OPERATOR_KEY } });
+    expect(swept.body.spot_claims_rented, JSON.stringify(swept.body)).toBe(1);
+    await expect.poll(() => claimRow.locator('.status').textContent(), { timeout: 15_000 }).toBe('active');
+    await check('spot-claims');
+    const instanceLink = claimRow.getByRole('link');
+    const instanceId = (await instanceLink.textContent())!;
+    await instanceLink.click();
+    await page.waitForURL(`**/console/instances?instance=${instanceId}`);
+    await expect.poll(() => page.locator('li.instance.highlight').count()).toBe(1);
+
+    await page.getByRole('link', { name: 'Spot claims' }).click();
+    await claimRow.getByRole('button', { name: 'Release' }).click();
+    await expect(claimRow.getByRole('dialog').textContent()).resolves.toContain('Its machine is terminated');
+    await claimRow.getByRole('dialog').getByRole('button', { name: 'Release' }).click();
+    await expect.poll(() => claimRow.locator('.status').textContent()).toBe('released');
+    expect(await claimRow.getByRole('button', { name: 'Release' }).count()).toBe(0);
+    expect((await api.call('GET', `/v1/spot-claims/${claim.id}`, { token })).body.status).toBe('released');
+    await expect.poll(async () => (await api.call('GET', `/v1/instances/${instanceId}`, { token })).body.status).toBe('terminated');
   });
 
   it('an emergency stop, confirmed by typing STOP, terminates what runs and pauses renting', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatUsd, parseUsd } from '../../core/money.ts';
-import { DOLLARS, dollarsText, usd } from '../../hosts/console/src/format.ts';
+import { centsOfDollars, DOLLARS, dollarsText, usd } from '../../hosts/console/src/format.ts';
 
 /** The console shows and sends money by the API's own rule: integer cents, exact both ways. */
 describe("the console's money", () => {
@@ -24,6 +24,7 @@ describe("the console's money", () => {
       fc.property(fc.integer({ min: 1, max: 99_999_999_999 }), (c) => {
         expect(DOLLARS.test(dollarsText(c))).toBe(true);
         expect(parseUsd(dollarsText(c))).toEqual({ ok: true, cents: c });
+        expect(centsOfDollars(dollarsText(c))).toBe(c);
       }),
     );
     fc.assert(
@@ -33,6 +34,8 @@ describe("the console's money", () => {
         expect(parsed.ok).toBe(true);
         const [whole, fraction = ''] = text.split('.');
         if (parsed.ok) expect(parsed.cents).toBe(Number(whole) * 100 + Number(fraction.padEnd(2, '0')));
+        // what the console computes from the text (the spot bid's commitment) is what the API reads
+        if (parsed.ok) expect(centsOfDollars(text)).toBe(parsed.cents);
       }),
     );
   });

@@ -21,6 +21,12 @@ export function dollarsText(cents: number): string {
 /** What a dollar field accepts ("12", "12.5", "12.50"), as the API does (no leading zeros); sent as text. */
 export const DOLLARS = /^(0|[1-9]\d{0,8})(\.\d{1,2})?$/;
 
+/** "12.5" -> 1250: a text DOLLARS accepts as integer cents (no float), as the API parses it. */
+export function centsOfDollars(text: string): number {
+  const [whole = '0', fraction = ''] = text.split('.');
+  return Number(whole) * 100 + Number(fraction.padEnd(2, '0'));
+}
+
 /** "1 machine", "3 machines". */
 export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 

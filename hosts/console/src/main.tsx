@@ -10,11 +10,13 @@ import { InstancesPage } from './pages/instances.tsx';
 import { TokensPage } from './pages/tokens.tsx';
 import { LibraryPage } from './pages/library.tsx';
 import { BillingPage } from './pages/billing.tsx';
+import { SpotClaimsPage } from './pages/spot-claims.tsx';
 import './style.css';
 
 const NAV: [string, string][] = [
   ['/market', 'Market'],
   ['/instances', 'Instances'],
+  ['/spot-claims', 'Spot claims'],
   ['/billing', 'Billing'],
   ['/tokens', 'Tokens'],
   ['/library', 'Keys, images & more'],
@@ -26,7 +28,7 @@ function useSignedIn(): boolean {
   return signedIn;
 }
 
-function Page({ path, signedIn }: { path: string; signedIn: boolean }) {
+function Page({ path, query, signedIn }: { path: string; query: URLSearchParams; signedIn: boolean }) {
   if (path === '/') return <MarketPage signedIn={signedIn} />;
   if (path === '/market') return <MarketPage signedIn={signedIn} />;
   if (path === '/callback') return <HostedCallback />;
@@ -34,7 +36,8 @@ function Page({ path, signedIn }: { path: string; signedIn: boolean }) {
   if (auth) return <AuthPage step={auth[1] as AuthStep} />;
   if (!signedIn) return <AuthPage step="sign-in" next={path} />;
   if (path.startsWith('/rent/')) return <RentPage nodeId={decoded(path.slice('/rent/'.length))} />;
-  if (path === '/instances') return <InstancesPage />;
+  if (path === '/instances') return <InstancesPage focus={query.get('instance')} />;
+  if (path === '/spot-claims') return <SpotClaimsPage nodeId={query.get('node')} />;
   if (path === '/billing') return <BillingPage />;
   if (path === '/tokens') return <TokensPage />;
   if (path === '/library') return <LibraryPage />;
@@ -58,10 +61,10 @@ function decoded(segment: string): string {
   }
 }
 
-const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/instances': 'Instances', '/billing': 'Billing', '/tokens': 'Tokens', '/library': 'Keys, images & more' };
+const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/instances': 'Instances', '/spot-claims': 'Spot claims', '/billing': 'Billing', '/tokens': 'Tokens', '/library': 'Keys, images & more' };
 
 function App() {
-  const { path } = useLocation();
+  const { path, query } = useLocation();
   const signedIn = useSignedIn();
   useEffect(() => {
     document.title = `${TITLES[path] ?? (path.startsWith('/rent/') ? 'Rent' : 'Console')} · GPU control plane`;
@@ -107,7 +110,7 @@ function App() {
         </nav>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page path={path} signedIn={signedIn} />
+        <Page path={path} query={query} signedIn={signedIn} />
       </main>
     </>
   );

@@ -16,5 +16,6 @@ export type Image = Schema<'ImageOut'>;
 export type Template = Schema<'TemplateOut'>;
 export type Volume = Schema<'VolumeOut'>;
 export type Reservation = Schema<'ReservationOut'>;
+export type SpotClaim = Schema<'SpotClaimOut'>;
 export type SignedIn = Schema<'IdpExchangeOut'>;
 export type DeviceStart = Schema<'DeviceStartOut'>;

@@ -10,7 +10,7 @@ const DONE = new Set(['terminated', 'failed']);
 const CHANGING = new Set(['provisioning', 'rebooting', 'terminating']);
 
 /** The instances, polled while the page is open and visible: status changes show without a reload. */
-export function InstancesPage() {
+export function InstancesPage({ focus = null }: { focus?: string | null }) {
   const [instances, setInstances] = useState<Instance[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [showEnded, setShowEnded] = useState(false);
@@ -32,6 +32,15 @@ export function InstancesPage() {
     }, POLL_MS);
     return () => clearInterval(timer);
   }, []);
+  // a link to one instance (`?instance=`, from a spot claim): shown even when ended, scrolled to once
+  const [focused, setFocused] = useState(false);
+  useEffect(() => {
+    const target = focus && instances?.find((i) => i.id === focus);
+    if (!target || focused) return;
+    if (DONE.has(target.status)) setShowEnded(true);
+    setFocused(true);
+    requestAnimationFrame(() => document.getElementById(`${target.id}-name`)?.scrollIntoView());
+  }, [instances, focus]);
 
   const act = async (call: Promise<{ error?: ApiError }>) => {
     const answer = await call;
@@ -56,7 +65,7 @@ export function InstancesPage() {
           )}
           <ul class="instances">
             {shown.map((i) => (
-              <li key={i.id} class="card instance" aria-labelledby={`${i.id}-name`}>
+              <li key={i.id} class={`card instance${i.id === focus ? ' highlight' : ''}`} aria-labelledby={`${i.id}-name`}>
                 <h2 id={`${i.id}-name`}>
                   {i.name ?? i.id} <span class={`status status-${i.status}`}>{i.status}</span>
                 </h2>

@@ -229,6 +229,19 @@ function Search() {
                       >
                         Rent
                       </a>
+                      {n.supported_operations.includes('spot') && n.spot_price_per_gpu_hour_cents !== null && (
+                        <>
+                          {' '}
+                          <a
+                            class="button small secondary"
+                            href={`${BASE}/spot-claims?node=${encodeURIComponent(n.id)}`}
+                            aria-label={`Claim spot ${n.gpu_count}× ${n.gpu_type} from ${n.provider}, now ${usd(n.spot_price_per_gpu_hour_cents)} per GPU hour`}
+                            onClick={() => void pickedNodes.set(n.id, n)}
+                          >
+                            Claim spot
+                          </a>
+                        </>
+                      )}
                     </td>
                   </tr>
                 ))}

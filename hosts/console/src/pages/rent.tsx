@@ -7,7 +7,7 @@ import type { Node, SshKey, Template, Volume } from '../types.ts';
 import { pickedNodes } from './market.tsx';
 
 /** The node picked on the market page, or found again by a search (a reload, a shared link). */
-async function findNode(id: string): Promise<{ data?: Node; error?: ApiError }> {
+export async function findNode(id: string): Promise<{ data?: Node; error?: ApiError }> {
   const known = pickedNodes.get(id);
   if (known) return { data: known };
   const answer = await run(api().GET('/v1/gpus', { params: { query: { limit: 1000 } } }));
