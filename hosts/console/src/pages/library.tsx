@@ -4,7 +4,7 @@ import { api, run, type ApiError, type Result } from '../api.ts';
 import { Busy, Confirm, ErrorText, Field, Input, Loading, Time, useLoad } from '../components.tsx';
 import { usd } from '../format.ts';
 
-/** What rentals are made from: SSH keys, images, templates, volumes; and reservations. Spot claims: not in the API yet. */
+/** What rentals are made from: SSH keys, images, templates, volumes; and reservations (spot claims have their own page). */
 export function LibraryPage() {
   // a key or image added above is offered at once by the template form below
   const [version, setVersion] = useState(0);
