@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { DomainError } from '../../core/errors.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Token } from '../../core/tenancy/token.ts';
@@ -28,6 +28,35 @@ const refuse = (res: Response, status: number, detail: string, challenge?: strin
   if (challenge) res.set('WWW-Authenticate', challenge);
   res.status(status).json({ detail });
 };
+
+/**
+ * The web Request the SDK's transport reads: the method, the URL and the headers it looks at (what the
+ * client accepts, the body's type, the protocol version). The body is already parsed (express.json) and is
+ * handed over beside it. Built directly rather than through the SDK's Node transport, which converts the
+ * whole request (every header, the body stream) with @hono/node-server and the answer back again.
+ */
+const MCP_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+
+function webRequestOf(req: Request): globalThis.Request {
+  const headers = new Headers();
+  for (const name of MCP_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  // without a body the transport reads one and answers the JSON-RPC parse error, as for an empty POST
+  return new globalThis.Request(`http://${req.headers.host ?? 'localhost'}${MCP_PATH}`, { method: 'POST', headers, body: req.body === undefined ? '' : null });
+}
+
+/** The transport's answer written out: its status, headers and bytes (JSON, or nothing for a 202). */
+async function send(res: Response, answer: globalThis.Response): Promise<void> {
+  res.status(answer.status);
+  answer.headers.forEach((value, name) => res.setHeader(name, value));
+  if (answer.body === null) {
+    res.end();
+    return;
+  }
+  res.end(Buffer.from(await answer.arrayBuffer()));
+}
 
 /**
  * POST /mcp: the API's tools over MCP's Streamable HTTP, stateless: each request gets a new server and
@@ -70,11 +99,12 @@ export function mcpEndpoint(deps: McpEndpointDeps): RequestHandler {
     if (!caller) return;
     await readBody(req, res);
     const server = createMcpServer(tools, inProcessBackend(routes, caller), { onError });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // closing the server closes its transport
-    res.on('close', () => void server.close());
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    const answer = await transport.handleRequest(webRequestOf(req), { parsedBody: req.body });
+    await send(res, answer);
+    // not closed: answered as JSON, nothing of the server or transport outlives the answer (no stream, no timer,
+    // no request of its own pending); close() would clear empty maps and build an McpError, stack and all, per call
   }
 
   return (req, res, next) => {
