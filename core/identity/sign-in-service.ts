@@ -94,8 +94,16 @@ export class SignInService {
     return this.codeTry(email, () => this.idp('confirm the email', () => this.identity.confirmEmail(email, code)));
   }
 
-  resetPassword(email: string, code: string, newPassword: string): Promise<void> {
-    return this.codeTry(email, () => this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword)));
+  /**
+   * A new password with the mailed code; then every console session issued to that person ends (in every
+   * tenant, with the tokens those sessions issued): whoever stole a session loses it with the old password.
+   */
+  async resetPassword(email: string, code: string, newPassword: string): Promise<void> {
+    let identity: IdentityRef | undefined;
+    await this.codeTry(email, async () => {
+      identity = await this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword));
+    });
+    await this.tenancy.endSessionsOf(identity!);
   }
 
   /** Email and password: a session, or the new-password step of an invited user. */
@@ -143,10 +151,19 @@ export class SignInService {
     if (tenantId !== null) {
       const tenant = await this.storage.read((uow) => uow.tenants.get(tenantId));
       if (!tenant) throw notFound(`tenant ${tenantId}`);
+      // asked before the provider renews anything (and mails a password); checked again below by identity
+      const earlier = await this.storage.read((uow) => uow.identities.findByEmail(this.identity.name, email));
+      if (earlier && earlier.tenantId !== tenantId) throw invitedElsewhere(email, earlier.tenantId, false);
     }
     const identity = await this.idp('invite', () => this.identity.invite(email));
     const linked = await this.storage.transaction(async (uow) => {
       const now = this.clock.now();
+      // a renewed invitation (the provider mailed a fresh temporary password) stays with its tenant
+      const existing = await uow.identities.find(identity.provider, identity.subject);
+      if (existing) {
+        if (tenantId !== null && tenantId !== existing.tenantId) throw invitedElsewhere(identity.email ?? email, existing.tenantId, true);
+        return existing.tenantId;
+      }
       const target = tenantId ?? (await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now)).id;
       await uow.identities.add({ provider: identity.provider, subject: identity.subject, tenantId: target, email: identity.email, createdAt: now });
       return target;
@@ -263,7 +280,7 @@ export class SignInService {
       if (!(await uow.identities.add({ ...linkOf(identity, tenant.id), createdAt: now }))) throw new LinkedMeanwhile();
       tenantId = tenant.id;
     }
-    const issued = await this.tenancy.issueSession(uow, tenantId, now);
+    const issued = await this.tenancy.issueSession(uow, tenantId, identity, now);
     return { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked };
   }
 
@@ -318,6 +335,14 @@ export class SignInService {
     });
   }
 }
+
+/** An invitation (or account) of this address belongs to another tenant: it cannot move. */
+const invitedElsewhere = (email: string, tenantId: string, renewed: boolean): DomainError =>
+  new DomainError(
+    'CONFLICT',
+    `${email} belongs to tenant ${tenantId}; an identity cannot move to another tenant` +
+      (renewed ? ' (its invitation there was renewed: a fresh temporary password was mailed)' : '; invite it without tenant_id, or with that tenant, to renew a pending invitation'),
+  );
 
 const linkOf = (identity: IdentityRef, tenantId: string) => ({ provider: identity.provider, subject: identity.subject, tenantId, email: identity.email });
 

@@ -27,8 +27,9 @@ export type SignInOutcome =
  * An email/password identity provider (DESIGN.md §11): the built-in one (users in our database) or Amazon
  * Cognito. Expected outcomes are DomainErrors with these codes:
  * - INVALID_CREDENTIALS: a wrong email or password, whatever was wrong (one 401, no enumeration);
- * - CONFLICT: sign-in before the email is confirmed (the detail says how to confirm), or an address taken
- *   at sign-up when the provider cannot hide it;
+ * - CONFLICT: sign-in before the email is confirmed (the detail says how to confirm), with an invitation's
+ *   expired temporary password (the detail says to ask the operator for a new invitation), or an address
+ *   taken at sign-up when the provider cannot hide it;
  * - INVALID_INPUT on ['body', 'code'] / ['body', 'password'] / ['body', 'new_password']: a wrong, used, expired
  *   or voided code (a code allows 5 tries), a password the policy refuses;
  * - RATE_LIMITED (with retryAfterSeconds) when the provider itself throttles.
@@ -46,13 +47,17 @@ export interface Identity {
   /** Completes a sign-in that answered new_password_required. */
   completeNewPassword(email: string, session: string, newPassword: string): Promise<IdentityRef>;
   forgotPassword(email: string): Promise<CodeSent>;
-  resetPassword(email: string, code: string, newPassword: string): Promise<void>;
+  /** Sets the new password with the mailed code; answers whose password it was, so their sessions can end. */
+  resetPassword(email: string, code: string, newPassword: string): Promise<IdentityRef>;
   /** Swaps a hosted sign-in page's authorization code for the identity (OAuth 2 code, PKCE when sent). */
   exchangeCode(request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<IdentityRef>;
   /**
    * An operator's invitation: the user exists at once with a temporary password, mailed to them (the
    * message carries the line "Temporary password: <value>"); their first sign-in answers
-   * new_password_required. CONFLICT when the address already has an account.
+   * new_password_required. The temporary password lasts 7 days (Cognito: the pool's
+   * TemporaryPasswordValidityDays); signing in with an expired one is CONFLICT saying to ask for a new
+   * invitation. Inviting an address whose invitation is still pending (expired or not) mails a fresh
+   * temporary password and answers the same identity; CONFLICT when the address has an account in use.
    */
   invite(email: string): Promise<IdentityRef>;
 }

@@ -237,6 +237,12 @@ export interface IdentityLinkStore {
   find(provider: string, subject: string): Promise<IdentityLink | null>;
   /** Adds the link unless the identity is linked already (then false, and nothing changes). */
   add(link: IdentityLink): Promise<boolean>;
+  /** The provider's identity last seen with this address (any capitals), if one is linked. */
+  findByEmail(provider: string, email: string): Promise<IdentityLink | null>;
+  /** Records that the console session `tokenId` was issued to the identity (provider, subject). */
+  recordSession(tokenId: string, provider: string, subject: string): Promise<void>;
+  /** The identity's console sessions not yet revoked nor expired at `now`, whatever their tenant. */
+  liveSessions(provider: string, subject: string, now: Date): Promise<{ tenantId: string; tokenId: string }[]>;
 }
 
 /** Device flows begun here, found by the digest of their device code. */

@@ -157,9 +157,10 @@ export class TenancyService {
   /**
    * A person's console session (DESIGN.md §11), inside the caller's transaction: a token of the tenant with
    * every scope and no cap, expiring SESSION_LIFETIME after issue; like a root token it administers the
-   * whole tenant, and it is listed and revoked like any token (sign-out revokes itself).
+   * whole tenant, and it is listed and revoked like any token (sign-out revokes itself). It is recorded as
+   * the identity's, so that a password reset can end it (endSessionsOf).
    */
-  async issueSession(uow: UnitOfWork, tenantId: string, now: Date): Promise<IssuedToken> {
+  async issueSession(uow: UnitOfWork, tenantId: string, identity: { provider: string; subject: string }, now: Date): Promise<IssuedToken> {
     const secret = this.newTokenSecret();
     const token: Token = {
       ...secret.ids,
@@ -177,7 +178,27 @@ export class TenancyService {
       revokedAt: null,
     };
     await uow.tokens.add(token);
+    await uow.identities.recordSession(token.id, identity.provider, identity.subject);
     return { token, secret: secret.bearer };
+  }
+
+  /**
+   * Ends every live console session issued to the identity, in every tenant, as a sign-out of each would:
+   * with everything the session issued (revokeSubtree), so a stolen session cannot outlive a password reset
+   * through an API token it minted. Tokens not descended from one of these sessions stay valid.
+   * Answers the ids revoked.
+   */
+  async endSessionsOf(identity: { provider: string; subject: string }): Promise<string[]> {
+    const revoked = await this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      const sessions = await uow.identities.liveSessions(identity.provider, identity.subject, now);
+      const ids: string[] = [];
+      for (const session of sessions) ids.push(...(await uow.tokens.revokeSubtree(session.tenantId, session.tokenId, now)));
+      return ids;
+    });
+    this.recent.forget(revoked);
+    if (revoked.length > 0) await this.revocations?.publish(revoked);
+    return revoked;
   }
 
   /**

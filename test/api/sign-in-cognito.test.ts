@@ -19,7 +19,8 @@ beforeAll(async () => {
     COGNITO_DOMAIN: cognito.url,
     COGNITO_ENDPOINT: cognito.url,
   });
-  api = await startApi({ auth: env.auth! });
+  // AdminGetUser (who reset the password) is signed: the SDK's default chain would find none in a test
+  api = await startApi({ auth: { ...env.auth!, cognito: { ...env.auth!.cognito!, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'fake-secret' } } } });
 });
 afterAll(async () => {
   await api?.close();
@@ -51,6 +52,22 @@ describe('sign-in with Amazon Cognito', () => {
     const exchanged = await post('/v1/auth/idp/exchange', { code: authorizationCode, redirect_uri: redirect, code_verifier: verifier });
     expect(exchanged.status).toBe(200);
     expect(exchanged.body.tenant_id).toBe(signedIn.body.tenant_id);
+  });
+
+  it('a password reset ends the person\'s console sessions (the user named by AdminGetUser); a new sign-in works', async () => {
+    const email = `reset.${Date.now().toString(36)}@example.com`;
+    await post('/v1/auth/sign-up', { email, password: PASSWORD });
+    await post('/v1/auth/confirm-email', { email, code: cognito.state.lastCode(email, 'confirm')! });
+    const sessions = [(await post('/v1/auth/sign-in', { email, password: PASSWORD })).body.token, (await post('/v1/auth/sign-in', { email, password: PASSWORD })).body.token] as string[];
+    const self = (token: string) => api.call('GET', '/v1/tokens/self', { token }).then((r) => r.status);
+    expect(await Promise.all(sessions.map(self))).toEqual([200, 200]);
+    expect((await post('/v1/auth/forgot-password', { email })).status).toBe(200);
+    const reset = await post('/v1/auth/reset-password', { email, code: cognito.state.lastCode(email, 'reset')!, new_password: 'Reset-Horse-Battery-7' });
+    expect(reset.body).toEqual({ status: 'password_reset' });
+    expect(await Promise.all(sessions.map(self))).toEqual([401, 401]);
+    const again = await post('/v1/auth/sign-in', { email, password: 'Reset-Horse-Battery-7' });
+    expect(again.status).toBe(200);
+    expect(await self(again.body.token)).toBe(200);
   });
 
   it('an unreachable pool is a 503, not a 500', async () => {

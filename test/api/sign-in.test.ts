@@ -172,6 +172,61 @@ describe('email accounts', () => {
   }, 120_000);
 });
 
+describe('a password reset', () => {
+  const status = (token: string) => api.call('GET', '/v1/tokens/self', { token }).then((r) => r.status);
+  const resetTo = async (email: string, newPassword: string) => {
+    expect((await post('/v1/auth/forgot-password', { email })).status).toBe(200);
+    const code = codeOf(await mailTo(email, /reset/i));
+    const reset = await post('/v1/auth/reset-password', { email, code, new_password: newPassword });
+    expect(reset.body).toEqual({ status: 'password_reset' });
+  };
+
+  it('ends every console session of that person, with the tokens they issued; other tokens and people keep theirs', async () => {
+    // a tenant with a root token; the person is linked to it, so sessions and API tokens live side by side
+    const owner = await api.newTenant('reset');
+    const email = await confirmedAccount();
+    const first = await post('/v1/auth/sign-in', { email, password: PASSWORD }, owner.token);
+    expect(first.body).toMatchObject({ tenant_id: owner.tenantId, linked: true });
+    const second = await post('/v1/auth/sign-in', { email, password: PASSWORD });
+    const [s1, s2] = [first.body.token as string, second.body.token as string];
+    // what a thief holding a session would mint to outlast the reset, and an agent token of the root token
+    const minted = (await post('/v1/tokens', { name: 'minted by a session', scopes: ['read', 'manage'] }, s1)).body.token as string;
+    const agent = (await post('/v1/tokens', { name: 'agent', scopes: ['read'] }, owner.token)).body.token as string;
+    // someone else signed in to the same tenant
+    const colleague = await confirmedAccount(address('colleague'));
+    const theirs = (await post('/v1/auth/sign-in', { email: colleague, password: PASSWORD }, owner.token)).body.token as string;
+    for (const token of [s1, s2, minted, agent, theirs]) expect(await status(token)).toBe(200);
+
+    await resetTo(email, 'Reset-Horse-Battery-7');
+
+    expect(await status(s1)).toBe(401);
+    expect(await status(s2)).toBe(401);
+    expect(await status(minted)).toBe(401);
+    expect(await status(agent)).toBe(200);
+    expect(await status(owner.token)).toBe(200);
+    expect(await status(theirs)).toBe(200);
+    // listed as revoked, not gone
+    const listed = (await api.call('GET', '/v1/tokens', { token: owner.token })).body as { id: string; kind: string; revoked_at: string | null }[];
+    expect(listed.filter((t) => t.kind === 'session' && t.revoked_at !== null)).toHaveLength(2);
+
+    // the old password is refused; the new one signs in to the same tenant with a session that works
+    expect((await post('/v1/auth/sign-in', { email, password: PASSWORD })).status).toBe(401);
+    const again = await post('/v1/auth/sign-in', { email, password: 'Reset-Horse-Battery-7' });
+    expect(again.body).toMatchObject({ status: 'signed_in', tenant_id: owner.tenantId });
+    expect(await status(again.body.token)).toBe(200);
+  });
+
+  it('a failed reset (wrong code) ends nothing', async () => {
+    const email = await confirmedAccount();
+    const session = (await post('/v1/auth/sign-in', { email, password: PASSWORD })).body.token as string;
+    expect((await post('/v1/auth/forgot-password', { email })).status).toBe(200);
+    const code = codeOf(await mailTo(email, /reset/i));
+    const wrong = `${code.slice(0, 5)}${(Number(code[5]) + 1) % 10}`;
+    expect((await post('/v1/auth/reset-password', { email, code: wrong, new_password: 'Reset-Horse-Battery-7' })).status).toBe(422);
+    expect(await status(session)).toBe(200);
+  });
+});
+
 describe('link-or-provision', () => {
   it('with a bearer holding manage, a new identity is linked to the caller\'s tenant; then it signs in there', async () => {
     const owner = await api.newTenant('linking');
@@ -258,6 +313,38 @@ describe('an operator invitation', () => {
     const fresh = await api.call('POST', '/v1/operator/users', { headers: op, body: { email: address('solo') } });
     expect(fresh.body.tenant_id).toMatch(/^ten_/);
     expect((await api.call('POST', '/v1/operator/users', { body: { email: address() } })).status).toBe(401);
+  });
+
+  it('a temporary password lasts 7 days; then 409 says to ask for a new invitation, and inviting again mails a fresh one', async () => {
+    const owner = await api.newTenant('late');
+    const email = address('late');
+    const invite = (body: Record<string, unknown>) => api.call('POST', '/v1/operator/users', { headers: op, body });
+    expect((await invite({ email, tenant_id: owner.tenantId })).status).toBe(201);
+    const firstMail = await mailTo(email, /invited/);
+    const temporary = /^Temporary password: (.+)$/m.exec(firstMail.text)![1]!;
+
+    api.clock.advance(7 * DAY);
+    const late = await post('/v1/auth/sign-in', { email, password: temporary });
+    expect(late.status).toBe(409);
+    expect(late.body.detail).toMatch(/temporary password has expired.*ask the operator .*new invitation/);
+
+    // invited again: the same tenant (another one is 409), a fresh password that works, the old one refused
+    const other = await api.newTenant('elsewhere');
+    expect((await invite({ email, tenant_id: other.tenantId })).status).toBe(409);
+    const again = await invite({ email });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual({ email, tenant_id: owner.tenantId, status: 'invited' });
+    const secondMail = await inbox.next((m) => m !== firstMail && m.to.includes(email) && /invited/.test(m.subject), 10_000);
+    const fresh = /^Temporary password: (.+)$/m.exec(secondMail.text)![1]!;
+    expect(fresh).not.toBe(temporary);
+    // the refused invitation to another tenant renewed nothing and mailed nothing
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(inbox.received.filter((m) => m.to.includes(email))).toHaveLength(2);
+    expect((await post('/v1/auth/sign-in', { email, password: temporary })).status).toBe(401);
+    const step = await post('/v1/auth/sign-in', { email, password: fresh });
+    expect(step.body).toEqual({ status: 'new_password_required', session: expect.any(String) });
+    const done = await post('/v1/auth/new-password', { email, session: step.body.session, new_password: 'Chosen-Late-2026' });
+    expect(done.body).toMatchObject({ status: 'signed_in', tenant_id: owner.tenantId });
   });
 });
 

@@ -271,7 +271,8 @@ export function identityContract(name: string, open: () => Promise<IdentityHarne
         expectCodeSent(await identity.forgotPassword(email), email);
         const code = await harness.codeFor(email, 'reset');
         expect(code).toMatch(/^\d{6}$/);
-        await identity.resetPassword(email, code, OTHER_PASSWORD);
+        // the reset names whose password it set: the host ends that identity's console sessions
+        expect(await identity.resetPassword(email, code, OTHER_PASSWORD)).toEqual(person);
         expect((await signedIn(email, OTHER_PASSWORD)).subject).toBe(person.subject);
         await expectError(identity.signIn(email, PASSWORD), 'INVALID_CREDENTIALS');
       });
@@ -319,14 +320,30 @@ export function identityContract(name: string, open: () => Promise<IdentityHarne
         await signedIn(email, OTHER_PASSWORD);
       });
 
-      it('refuses to invite an address that has an account', async () => {
+      it('refuses to invite an address that has an account, or whose invitation was taken up', async () => {
         const email = address('invitetaken');
         await confirmedUser(email);
         await expectError(identity.invite(email), 'CONFLICT');
         await expectError(identity.invite(email.toUpperCase()), 'CONFLICT');
-        const invited = address('invitetwice');
-        await identity.invite(invited);
-        await expectError(identity.invite(invited), 'CONFLICT');
+        const accepted = address('inviteaccepted');
+        await identity.invite(accepted);
+        const step = await identity.signIn(accepted, await harness.temporaryPasswordFor(accepted));
+        if (step.kind !== 'new_password_required') throw new Error('expected new_password_required');
+        await identity.completeNewPassword(accepted, step.session, OTHER_PASSWORD);
+        await expectError(identity.invite(accepted), 'CONFLICT');
+      });
+
+      it('inviting a pending invitation again mails a fresh temporary password for the same person; the old one stops working', async () => {
+        const email = address('invitetwice');
+        const first = await identity.invite(email);
+        const oldTemporary = await harness.temporaryPasswordFor(email);
+        expect(await identity.invite(email)).toEqual(first);
+        const temporary = await harness.temporaryPasswordFor(email);
+        expect(temporary).not.toBe(oldTemporary);
+        await expectError(identity.signIn(email, oldTemporary), 'INVALID_CREDENTIALS');
+        const step = await identity.signIn(email, temporary);
+        if (step.kind !== 'new_password_required') throw new Error('expected new_password_required');
+        expect(await identity.completeNewPassword(email, step.session, OTHER_PASSWORD)).toEqual(first);
       });
     });
 

@@ -19,6 +19,8 @@ import type { BuiltinStore, CodePurpose, UserRecord, UserStatus } from './store.
 import { digestOf, newOpaque, verifierMatches } from './tokens.ts';
 
 export const NEW_PASSWORD_SESSION_TTL_MS = 10 * 60_000;
+/** An invitation's temporary password lasts 7 days, as Cognito's TemporaryPasswordValidityDays default. */
+export const TEMPORARY_PASSWORD_TTL_MS = 7 * 86_400_000;
 
 /** Called with a mail that could not be sent (it left in the background, after the request was answered). */
 export type MailErrorReporter = (error: unknown, mail: { to: string; subject: string }) => void;
@@ -42,6 +44,9 @@ const WRONG_CODE: Record<CodePurpose, string> = {
   confirm: 'wrong, used or expired code (a code lasts 15 minutes and allows 5 tries); POST /v1/auth/resend-code ({"email"}) mails a new one',
   reset: 'wrong, used or expired code (a code lasts 15 minutes and allows 5 tries); POST /v1/auth/forgot-password ({"email"}) mails a new one',
 };
+const INVITATION_EXPIRED =
+  'this invitation\'s temporary password has expired (it lasts 7 days): ask the operator who invited you for a new invitation, ' +
+  'which mails a fresh temporary password';
 const WRONG_SESSION = 'the new-password session is unknown, used or expired (it lasts 10 minutes); sign in again with the temporary password';
 
 /** 20 characters from an alphabet without look-alikes, in groups of 4: about 99 random bits, easy to type. */
@@ -87,7 +92,7 @@ export class BuiltinIdentity implements Identity {
     checkPassword(password, address, 'password');
     const [passwordHash, code] = await Promise.all([hashSecret(password), newCode()]);
     const now = this.clock.now();
-    const created = await this.store.addUser({ userId: this.ids.newId('usr'), email: address, passwordHash, status: 'unconfirmed' }, now);
+    const created = await this.store.addUser({ userId: this.ids.newId('usr'), email: address, passwordHash, status: 'unconfirmed', temporaryPasswordExpiresAt: null }, now);
     // the same second statement either way: a new account gets its code; one still unconfirmed gets the new
     // password and a new code (whoever confirms proves the mailbox and sets the password that was chosen
     // last); a confirmed or invited one changes nothing and is told by mail that it exists
@@ -115,8 +120,12 @@ export class BuiltinIdentity implements Identity {
       case 'unconfirmed':
         throw new DomainError('CONFLICT', NOT_CONFIRMED);
       case 'new_password_required': {
-        const session = newOpaque();
         const now = this.clock.now();
+        // told only to whoever knows the temporary password: it reveals nothing to a guesser
+        if (user.temporaryPasswordExpiresAt !== null && user.temporaryPasswordExpiresAt.getTime() <= now.getTime()) {
+          throw new DomainError('CONFLICT', INVITATION_EXPIRED);
+        }
+        const session = newOpaque();
         await this.store.addPasswordSession(digestOf(session), user.userId, new Date(now.getTime() + NEW_PASSWORD_SESSION_TTL_MS), now);
         return { kind: 'new_password_required', session };
       }
@@ -138,11 +147,13 @@ export class BuiltinIdentity implements Identity {
     return this.mailCode(addressOf(email), 'reset', ['unconfirmed', 'confirmed', 'new_password_required']);
   }
 
-  async resetPassword(email: string, code: string, newPassword: string): Promise<void> {
+  async resetPassword(email: string, code: string, newPassword: string): Promise<IdentityRef> {
     checkPassword(newPassword, normalizeEmail(email), 'new_password');
     const taken = await this.checkCode(email, 'reset', code);
     const passwordHash = await hashSecret(newPassword);
-    if (!(await this.store.resetWithCode(taken.userId, taken.codeHash, passwordHash, this.clock.now()))) throw invalidInput(['body', 'code'], WRONG_CODE.reset);
+    const user = await this.store.resetWithCode(taken.userId, taken.codeHash, passwordHash, this.clock.now());
+    if (!user) throw invalidInput(['body', 'code'], WRONG_CODE.reset);
+    return this.ref(user);
   }
 
   async exchangeCode(request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<IdentityRef> {
@@ -158,15 +169,20 @@ export class BuiltinIdentity implements Identity {
     return this.ref(user);
   }
 
+  /** A new invitation, or a pending one renewed: either way a fresh temporary password for 7 days, mailed. */
   async invite(email: string): Promise<IdentityRef> {
     const address = addressOf(email);
     const temporary = temporaryPassword();
-    const user: UserRecord = { userId: this.ids.newId('usr'), email: address, passwordHash: await hashSecret(temporary), status: 'new_password_required' };
-    if (!(await this.store.addUser(user, this.clock.now()))) {
+    const passwordHash = await hashSecret(temporary);
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + TEMPORARY_PASSWORD_TTL_MS);
+    const user: UserRecord = { userId: this.ids.newId('usr'), email: address, passwordHash, status: 'new_password_required', temporaryPasswordExpiresAt: expiresAt };
+    const invited = (await this.store.addUser(user, now)) ? user : await this.store.renewInvitation(address, passwordHash, expiresAt, now);
+    if (!invited) {
       throw new DomainError('CONFLICT', `${address} already has an account; its owner can sign in, or reset the password with POST /v1/auth/forgot-password`);
     }
     this.deliver(invitationMail(address, temporary));
-    return this.ref(user);
+    return this.ref(invited);
   }
 
   /** Checks the query of the hosted sign-in page (GET /auth/authorize): the request, or what is wrong with it. */

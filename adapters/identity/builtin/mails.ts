@@ -46,5 +46,6 @@ export const invitationMail = (to: string, temporaryPassword: string): Mail => (
     `Temporary password: ${temporaryPassword}`,
     '',
     'Sign in with it (POST /v1/auth/sign-in, or the sign-in page); you will then choose a password of your own.',
+    'It works for 7 days; after that, ask the operator who invited you for a new invitation.',
   ].join('\n'),
 });

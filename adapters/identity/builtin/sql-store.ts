@@ -7,13 +7,15 @@ export interface BuiltinDatabase {
 
 type Row = Record<string, unknown>;
 
-const USER_COLUMNS = 'user_id, email, password_hash, status';
+const USER_COLUMNS = 'user_id, email, password_hash, status, temporary_password_expires_at';
 const toUser = (row: Row): UserRecord => ({
   userId: String(row.user_id),
   email: String(row.email),
   passwordHash: String(row.password_hash),
   status: String(row.status) as UserStatus,
+  temporaryPasswordExpiresAt: row.temporary_password_expires_at == null ? null : new Date(row.temporary_password_expires_at as string | Date),
 });
+const qualified = (alias: string): string => USER_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
 const iso = (date: Date): string => date.toISOString();
 
 /**
@@ -40,13 +42,28 @@ export class SqlBuiltinStore implements BuiltinStore {
 
   async addUser(user: UserRecord, at: Date): Promise<boolean> {
     const rows = await this.db.execute<Row[]>(
-      `insert into builtin_users (user_id, email, password_hash, status, created_at, updated_at)
-       values (?, ?, ?, ?, ?::timestamptz, ?::timestamptz)
+      `insert into builtin_users (user_id, email, password_hash, status, temporary_password_expires_at, created_at, updated_at)
+       values (?, ?, ?, ?, ?::timestamptz, ?::timestamptz, ?::timestamptz)
        on conflict (lower(email)) do nothing
        returning user_id`,
-      [user.userId, user.email, user.passwordHash, user.status, iso(at), iso(at)],
+      [user.userId, user.email, user.passwordHash, user.status, user.temporaryPasswordExpiresAt && iso(user.temporaryPasswordExpiresAt), iso(at), iso(at)],
     );
     return rows.length === 1;
+  }
+
+  async renewInvitation(email: string, passwordHash: string, expiresAt: Date, at: Date): Promise<UserRecord | null> {
+    const [row] = await this.db.execute<Row[]>(
+      `with renewed as (
+         update builtin_users set password_hash = ?, temporary_password_expires_at = ?::timestamptz, updated_at = ?::timestamptz
+          where lower(email) = lower(?) and status = 'new_password_required'
+         returning ${USER_COLUMNS}
+       ), stale_sessions as (
+         delete from builtin_password_sessions s using renewed where s.user_id = renewed.user_id
+       )
+       select ${USER_COLUMNS} from renewed`,
+      [passwordHash, iso(expiresAt), iso(at), email],
+    );
+    return row ? toUser(row) : null;
   }
 
   async putCode(
@@ -99,7 +116,7 @@ export class SqlBuiltinStore implements BuiltinStore {
     return rows.length === 1;
   }
 
-  async resetWithCode(userId: string, codeHash: string, passwordHash: string, at: Date): Promise<boolean> {
+  async resetWithCode(userId: string, codeHash: string, passwordHash: string, at: Date): Promise<UserRecord | null> {
     const rows = await this.db.execute<Row[]>(
       `with used as (
          delete from builtin_codes where user_id = ? and purpose = 'reset' and code_hash = ? returning user_id
@@ -108,12 +125,12 @@ export class SqlBuiltinStore implements BuiltinStore {
        ), stale_sessions as (
          delete from builtin_password_sessions s using used where s.user_id = used.user_id
        )
-       update builtin_users u set password_hash = ?, status = 'confirmed', updated_at = ?::timestamptz
+       update builtin_users u set password_hash = ?, status = 'confirmed', temporary_password_expires_at = null, updated_at = ?::timestamptz
          from used where u.user_id = used.user_id
-       returning u.user_id`,
+       returning ${qualified('u')}`,
       [userId, codeHash, passwordHash, iso(at)],
     );
-    return rows.length === 1;
+    return rows[0] ? toUser(rows[0]) : null;
   }
 
   async rehash(userId: string, from: string, to: string): Promise<void> {
@@ -135,9 +152,9 @@ export class SqlBuiltinStore implements BuiltinStore {
           where s.session_digest = ? and s.user_id = u.user_id and lower(u.email) = lower(?) and s.expires_at > ?::timestamptz
          returning s.user_id
        )
-       update builtin_users u set password_hash = ?, status = 'confirmed', updated_at = ?::timestamptz
+       update builtin_users u set password_hash = ?, status = 'confirmed', temporary_password_expires_at = null, updated_at = ?::timestamptz
          from used where u.user_id = used.user_id and u.status = 'new_password_required'
-       returning ${USER_COLUMNS.split(', ').map((c) => `u.${c}`).join(', ')}`,
+       returning ${qualified('u')}`,
       [sessionDigest, email, iso(now), passwordHash, iso(now)],
     );
     return row ? toUser(row) : null;

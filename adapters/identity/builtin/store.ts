@@ -7,6 +7,8 @@ export interface UserRecord {
   email: string;
   passwordHash: string;
   status: UserStatus;
+  /** When an invitation's temporary password stops working; null when no invitation is pending. */
+  temporaryPasswordExpiresAt: Date | null;
 }
 
 export interface AuthorizationCodeRecord {
@@ -27,6 +29,12 @@ export interface BuiltinStore {
   /** Adds the person unless the address has an account already (false then). */
   addUser(user: UserRecord, at: Date): Promise<boolean>;
   /**
+   * Renews a pending invitation of the person at `email` (status new_password_required): the temporary
+   * password and its expiry become these, voiding new-password sessions begun with the old one. Answers the
+   * person, or null when the address has no pending invitation.
+   */
+  renewInvitation(email: string, passwordHash: string, expiresAt: Date, at: Date): Promise<UserRecord | null>;
+  /**
    * Stores a new code for the person at `email` if their status is one of `statuses`, replacing (voiding) an
    * earlier code for the same purpose; with `passwordHash`, their password becomes it in the same step.
    * Answers the user id, or null when nobody matched (unknown address, other status).
@@ -40,7 +48,7 @@ export interface BuiltinStore {
    * Uses the reset code (if still the one with `codeHash`), sets the password and counts the address as
    * confirmed, voiding the person's other codes and new-password sessions, in one step.
    */
-  resetWithCode(userId: string, codeHash: string, passwordHash: string, at: Date): Promise<boolean>;
+  resetWithCode(userId: string, codeHash: string, passwordHash: string, at: Date): Promise<UserRecord | null>;
   /** Replaces a password hash made with older parameters, unless the password changed meanwhile. */
   rehash(userId: string, from: string, to: string): Promise<void>;
   addPasswordSession(digest: string, userId: string, expiresAt: Date, now: Date): Promise<void>;

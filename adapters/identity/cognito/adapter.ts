@@ -1,10 +1,11 @@
-import { DomainError, invalidInput, rateLimited } from '../../../core/errors.ts';
+import { DomainError, invalidInput, rateLimited, upstreamUnavailable } from '../../../core/errors.ts';
 import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../../../core/ports/identity.ts';
 import { HostedUiError, type AuthAnswer, type CognitoClient } from './client.ts';
 import type { IdTokenVerifier } from './jwks.ts';
 import {
   PROVIDER,
   THROTTLE_RETRY_SECONDS,
+  exceptionName,
   identityFromClaims,
   isSilentForCodeSent,
   maskEmail,
@@ -91,8 +92,23 @@ export class CognitoIdentity implements Identity {
     return this.codeSent('forgotPassword', email, () => this.client.forgotPassword(email));
   }
 
-  async resetPassword(email: string, code: string, newPassword: string): Promise<void> {
+  /**
+   * ConfirmForgotPassword answers nothing about the user, so AdminGetUser names them afterwards (asked
+   * before, it would tell apart an unknown address). If that fails the password is set all the same: the
+   * answer is an outage saying so, since the person's earlier sessions could not be ended.
+   */
+  async resetPassword(email: string, code: string, newPassword: string): Promise<IdentityRef> {
     await this.call('confirmForgotPassword', () => this.client.confirmForgotPassword(email, code, newPassword));
+    try {
+      const user = await this.client.adminGetUser(email);
+      return { provider: PROVIDER, subject: user.sub, email: user.email ?? email };
+    } catch (error) {
+      throw upstreamUnavailable(
+        'the new password is set, but Cognito did not say whose it is (AdminGetUser), so earlier console sessions were not ended',
+        toDomainError('adminGetUser', error),
+        'sign in with the new password and revoke the sessions you do not know (GET /v1/tokens, DELETE /v1/tokens/{id})',
+      );
+    }
   }
 
   async exchangeCode(request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<IdentityRef> {
@@ -110,8 +126,21 @@ export class CognitoIdentity implements Identity {
     return identityFromClaims(await this.verifier.verify(idToken));
   }
 
+  /** A new user, or (the address invited before and still FORCE_CHANGE_PASSWORD) the invitation sent again. */
   async invite(email: string): Promise<IdentityRef> {
-    const sub = await this.call('adminCreateUser', () => this.client.adminCreateUser(email));
+    const sub = await this.call('adminCreateUser', async () => {
+      try {
+        return await this.client.adminCreateUser(email);
+      } catch (error) {
+        if (exceptionName(error) !== 'UsernameExistsException') throw error;
+        try {
+          return await this.client.adminResendInvitation(email);
+        } catch (again) {
+          // the user exists but is past its invitation: the address has an account in use
+          throw exceptionName(again) === 'UnsupportedUserStateException' ? error : again;
+        }
+      }
+    });
     return { provider: PROVIDER, subject: sub, email };
   }
 

@@ -1,5 +1,6 @@
 import {
   AdminCreateUserCommand,
+  AdminGetUserCommand,
   CognitoIdentityProviderClient,
   ConfirmForgotPasswordCommand,
   ConfirmSignUpCommand,
@@ -64,8 +65,8 @@ const toAuthAnswer = (result: AuthenticationResultType | undefined, challenge: {
 /**
  * The Cognito user pool API through the official SDK (JSON 1.1: POST / with X-Amz-Target
  * AWSCognitoIdentityProviderService.<Operation>), plus the hosted UI's /oauth2/token. Every client-side
- * call carries SECRET_HASH when the app client has a secret; only AdminCreateUser is signed with AWS
- * credentials (the SDK sends the others unsigned, as the API wants).
+ * call carries SECRET_HASH when the app client has a secret; only AdminCreateUser and AdminGetUser are
+ * signed with AWS credentials (the SDK sends the others unsigned, as the API wants).
  */
 export class CognitoClient {
   private readonly options: CognitoClientOptions;
@@ -188,6 +189,30 @@ export class CognitoClient {
     const sub = answer.User?.Attributes?.find((attribute) => attribute.Name === 'sub')?.Value;
     if (!sub) throw new Error('Cognito AdminCreateUser answered without the new user\'s sub');
     return sub;
+  }
+
+  /**
+   * A pending invitation sent again (AdminCreateUser with MessageAction RESEND): Cognito makes a fresh
+   * temporary password, valid TemporaryPasswordValidityDays again, and mails it. Cognito refuses it
+   * (UnsupportedUserStateException) unless the user is still FORCE_CHANGE_PASSWORD. Returns the user's `sub`.
+   */
+  async adminResendInvitation(email: string): Promise<string> {
+    const answer = await this.sdk.send(
+      new AdminCreateUserCommand({ UserPoolId: this.options.userPoolId, Username: email, MessageAction: 'RESEND', DesiredDeliveryMediums: ['EMAIL'] }),
+      { abortSignal: this.signal() },
+    );
+    const sub = answer.User?.Attributes?.find((attribute) => attribute.Name === 'sub')?.Value;
+    if (!sub) throw new Error('Cognito AdminCreateUser (RESEND) answered without the user\'s sub');
+    return sub;
+  }
+
+  /** The user's `sub` and address (AdminGetUser, signed like AdminCreateUser). */
+  async adminGetUser(email: string): Promise<{ sub: string; email: string | null }> {
+    const answer = await this.sdk.send(new AdminGetUserCommand({ UserPoolId: this.options.userPoolId, Username: email }), { abortSignal: this.signal() });
+    const attribute = (name: string) => answer.UserAttributes?.find((a) => a.Name === name)?.Value;
+    const sub = attribute('sub');
+    if (!sub) throw new Error('Cognito AdminGetUser answered without the user\'s sub');
+    return { sub, email: attribute('email') ?? null };
   }
 
   /**

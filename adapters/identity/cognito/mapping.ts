@@ -65,7 +65,8 @@ export type Operation =
   | 'newPassword'
   | 'forgotPassword'
   | 'confirmForgotPassword'
-  | 'adminCreateUser';
+  | 'adminCreateUser'
+  | 'adminGetUser';
 
 /** The exception's name as the SDK gives it (`name`, from `__type` or x-amzn-ErrorType), or null. */
 export const exceptionName = (error: unknown): string | null => {
@@ -103,6 +104,10 @@ const AUTH_FAILURES = new Set([
 const codeProblem = (msg: string): DomainError => invalidInput(['body', 'code'], msg);
 const WRONG_CODE = 'the code is wrong, used or expired: check the latest message, or ask for a new code';
 
+/** What an invited person whose temporary password expired should do. */
+export const INVITATION_EXPIRED =
+  'this invitation\'s temporary password has expired: ask the operator who invited you for a new invitation, which mails a fresh temporary password';
+
 /** What the caller should do when the address is not confirmed yet. */
 export const NOT_CONFIRMED =
   'the email address is not confirmed yet: confirm it with the 6-digit code sent to it (POST /v1/auth/confirm-email), or ask for a new code (POST /v1/auth/resend-code)';
@@ -121,7 +126,7 @@ export const toDomainError = (operation: Operation, error: unknown): DomainError
     const credentials = error instanceof Error && error.name === 'CredentialsProviderError';
     return new Error(
       credentials
-        ? `Cognito ${operation}: no AWS credentials (${message}); give the control plane credentials allowed cognito-idp:AdminCreateUser on the pool`
+        ? `Cognito ${operation}: no AWS credentials (${message}); give the control plane credentials allowed cognito-idp:AdminCreateUser and cognito-idp:AdminGetUser on the pool`
         : `Cognito ${operation}: ${message}`,
       { cause: error },
     );
@@ -137,7 +142,7 @@ export const toDomainError = (operation: Operation, error: unknown): DomainError
   if (hint) return new Error(`Cognito ${operation}: ${name}: ${message}; ${hint}`, { cause: error });
   if (AUTH_FAILURES.has(name)) {
     return new Error(
-      `Cognito ${operation}: ${name}: ${message}; the control plane's AWS credentials must allow cognito-idp:AdminCreateUser on the pool`,
+      `Cognito ${operation}: ${name}: ${message}; the control plane's AWS credentials must allow cognito-idp:AdminCreateUser and cognito-idp:AdminGetUser on the pool`,
       { cause: error },
     );
   }
@@ -153,6 +158,10 @@ export const toDomainError = (operation: Operation, error: unknown): DomainError
 
   switch (operation) {
     case 'signIn':
+      if (name === 'NotAuthorizedException' && /temporary password has expired/i.test(message)) {
+        // Cognito says so only after the temporary password matched: it tells a guesser nothing
+        return new DomainError('CONFLICT', INVITATION_EXPIRED);
+      }
       if (name === 'NotAuthorizedException' || name === 'UserNotFoundException') {
         // "Incorrect username or password.", "User is disabled.", "Password attempts exceeded": one 401 for all,
         // since only known users can be disabled or locked out

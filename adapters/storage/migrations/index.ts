@@ -16,6 +16,7 @@ import { Migration0015SpotClaims } from './0015-spot-claims.ts';
 import { Migration0016SandboxSpotMarket } from './0016-sandbox-spot-market.ts';
 import { Migration0017Webhooks } from './0017-webhooks.ts';
 import { Migration0018MarketSnapshots } from './0018-market-snapshots.ts';
+import { Migration0019SessionIdentities } from './0019-session-identities.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   { name: '0016-sandbox-spot-market', class: Migration0016SandboxSpotMarket },
   { name: '0017-webhooks', class: Migration0017Webhooks },
   { name: '0018-market-snapshots', class: Migration0018MarketSnapshots },
+  { name: '0019-session-identities', class: Migration0019SessionIdentities },
 ];

@@ -15,6 +15,14 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
     return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
   }
 
+  async findByEmail(provider: string, email: string): Promise<IdentityLink | null> {
+    const [row] = await this.em.execute<Row[]>(
+      `select provider, subject, tenant_id, email, created_at from identity_links where provider = ? and lower(email) = lower(?) order by created_at desc limit 1`,
+      [provider, email.trim()],
+    );
+    return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
+  }
+
   async add(link: IdentityLink): Promise<boolean> {
     // a concurrent insert of the same identity waits for the other transaction, then adds nothing
     const rows = await this.em.execute<Row[]>(
@@ -22,6 +30,20 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
       [link.provider, link.subject, link.tenantId, link.email, link.createdAt],
     );
     return rows.length === 1;
+  }
+
+  async recordSession(tokenId: string, provider: string, subject: string): Promise<void> {
+    await this.em.execute(`insert into session_identities (token_id, provider, subject) values (?, ?, ?)`, [tokenId, provider, subject]);
+  }
+
+  async liveSessions(provider: string, subject: string, now: Date): Promise<{ tenantId: string; tokenId: string }[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select t.tenant_id, t.id from session_identities s join tokens t on t.id = s.token_id
+        where s.provider = ? and s.subject = ? and t.kind = 'session' and t.revoked_at is null and (t.expires_at is null or t.expires_at > ?)
+        order by t.id`,
+      [provider, subject, now],
+    );
+    return rows.map((row) => ({ tenantId: String(row.tenant_id), tokenId: String(row.id) }));
   }
 }
 

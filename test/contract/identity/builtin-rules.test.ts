@@ -202,6 +202,37 @@ describe('expiry on the provider clock', () => {
     clock.advance(10 * 60_000 - 1);
     expect((await identity.completeNewPassword(email, next.session, OTHER)).email).toBe(email);
   });
+
+  it('an invitation\'s temporary password lasts 7 days; then it answers 409 saying to ask for a new invitation, which renews it', async () => {
+    const email = address('inviteexpiry');
+    const invited = await identity.invite(email);
+    await identity.idle();
+    const temporary = temporaryPasswordIn(outbox.to(email).at(-1)!)!;
+    expect(outbox.to(email).at(-1)!.text).toMatch(/7 days/);
+    clock.advance(7 * 86_400_000 - 1);
+    const inTime = await identity.signIn(email, temporary);
+    if (inTime.kind !== 'new_password_required') throw new Error('expected new_password_required');
+    clock.advance(1);
+    const expired = await domainErrorOf(identity.signIn(email, temporary));
+    expect({ code: expired.code, message: expired.message }).toEqual({ code: 'CONFLICT', message: expect.stringMatching(/expired .*7 days.*ask the operator .*new invitation/) });
+    // only to whoever knows it: a wrong password is the usual 401
+    expect((await domainErrorOf(identity.signIn(email, 'not-the-temporary-one'))).code).toBe('INVALID_CREDENTIALS');
+
+    // the same address invited again: the same person, a fresh password for 7 more days; the old one, and a
+    // new-password step begun with it, are void
+    expect(await identity.invite(email)).toEqual(invited);
+    await identity.idle();
+    const fresh = temporaryPasswordIn(outbox.to(email).at(-1)!)!;
+    expect(fresh).not.toBe(temporary);
+    expect((await domainErrorOf(identity.completeNewPassword(email, inTime.session, OTHER))).code).toBe('INVALID_CREDENTIALS');
+    expect((await domainErrorOf(identity.signIn(email, temporary))).code).toBe('INVALID_CREDENTIALS');
+    expect(new Date((await userRow(email)).temporary_password_expires_at)).toEqual(new Date(clock.now().getTime() + 7 * 86_400_000));
+    clock.advance(7 * 86_400_000 - 1);
+    const step = await identity.signIn(email, fresh);
+    if (step.kind !== 'new_password_required') throw new Error('expected new_password_required');
+    expect(await identity.completeNewPassword(email, step.session, OTHER)).toEqual(invited);
+    expect((await userRow(email)).temporary_password_expires_at).toBeNull();
+  });
 });
 
 describe('exchange: which field is wrong', () => {

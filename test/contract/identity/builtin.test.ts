@@ -24,6 +24,7 @@ const openBuiltin = (database: () => Promise<TestDatabase>) => async (): Promise
     identity,
     codeFor: async (email, purpose) => codeIn(await outbox.next(email, purpose, purpose === 'confirm' ? isConfirmationMail : isResetMail)),
     async temporaryPasswordFor(email) {
+      await identity.idle(); // the latest invitation, not one mailed earlier
       const invitation = outbox.to(email).findLast((mail) => temporaryPasswordIn(mail) !== null);
       if (!invitation) throw new Error(`no invitation mailed to ${email}`);
       return temporaryPasswordIn(invitation)!;

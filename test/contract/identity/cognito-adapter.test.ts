@@ -277,7 +277,7 @@ describe('cognito: Cognito\'s answers as the port\'s outcomes', () => {
     expect(error.message).toContain('ALLOW_USER_PASSWORD_AUTH');
   });
 
-  it('an expired temporary password or an expired session sends the user back to sign in', async () => {
+  it('an expired session sends the user back to sign in; an expired temporary password to the operator for a new invitation', async () => {
     const { fake, identity } = await open({ sessionTtlMs: 50 });
     await identity.invite('late@example.com');
     const first = await identity.signIn('late@example.com', fake.state.temporaryPassword('late@example.com')!);
@@ -286,7 +286,36 @@ describe('cognito: Cognito\'s answers as the port\'s outcomes', () => {
     expect((await domainError(identity.completeNewPassword('late@example.com', first.session, 'Brand-New-Pass-44'))).code).toBe('INVALID_CREDENTIALS');
     expect((await domainError(identity.completeNewPassword('late@example.com', 'garbage', 'Brand-New-Pass-44'))).problems[0]?.loc).toEqual(['body', 'session']);
     fake.state.expireCodes('late@example.com');
-    expect((await domainError(identity.signIn('late@example.com', fake.state.temporaryPassword('late@example.com')!))).code).toBe('INVALID_CREDENTIALS');
+    const expired = await domainError(identity.signIn('late@example.com', fake.state.temporaryPassword('late@example.com')!));
+    expect({ code: expired.code, message: expired.message }).toEqual({ code: 'CONFLICT', message: expect.stringMatching(/expired.*ask the operator .* new invitation/) });
+    // a wrong password for that user is still the one 401
+    expect((await domainError(identity.signIn('late@example.com', 'Not-The-Temporary-1'))).code).toBe('INVALID_CREDENTIALS');
+    // the invitation sent again (AdminCreateUser RESEND): a fresh temporary password that works
+    expect((await identity.invite('late@example.com')).subject).toBe(fake.state.userByEmail('late@example.com')!.sub);
+    expect(fake.state.callsTo('AdminCreateUser').at(-1)!.body).toMatchObject({ MessageAction: 'RESEND', Username: 'late@example.com' });
+    expect(await identity.signIn('late@example.com', fake.state.temporaryPassword('late@example.com')!)).toMatchObject({ kind: 'new_password_required' });
+  });
+
+  it('a reset names the user through AdminGetUser (signed); if that fails the answer says the password is set but sessions were not ended', async () => {
+    const { fake, identity } = await open();
+    await confirmedUser(fake, identity, 'reset@example.com');
+    await identity.forgotPassword('reset@example.com');
+    const user = fake.state.userByEmail('reset@example.com')!;
+    expect(await identity.resetPassword('reset@example.com', fake.state.lastCode('reset@example.com', 'reset')!, 'Brand-New-Pass-44')).toEqual({
+      provider: 'cognito',
+      subject: user.sub,
+      email: 'reset@example.com',
+    });
+    const get = fake.state.callsTo('AdminGetUser')[0]!;
+    expect(String(get.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\//);
+    expect(get.body).toEqual({ UserPoolId: fake.state.userPoolId, Username: 'reset@example.com' });
+
+    await identity.forgotPassword('reset@example.com');
+    fake.state.failNext(1, 'AccessDeniedException', { match: 'AdminGetUser' });
+    const failed = await domainError(identity.resetPassword('reset@example.com', fake.state.lastCode('reset@example.com', 'reset')!, 'Third-New-Pass-55'));
+    expect(failed.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(failed.message).toMatch(/new password is set.*sessions were not ended.*AdminGetUser/);
+    expect(await identity.signIn('reset@example.com', 'Third-New-Pass-55')).toMatchObject({ kind: 'signed_in' });
   });
 
   it('another address cannot complete someone\'s new-password step', async () => {

@@ -8,7 +8,7 @@ import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
  * - the user pool API over JSON 1.1 (POST / with X-Amz-Target AWSCognitoIdentityProviderService.<Op>):
  *   SignUp, ConfirmSignUp, ResendConfirmationCode, InitiateAuth (USER_PASSWORD_AUTH),
  *   RespondToAuthChallenge (NEW_PASSWORD_REQUIRED), ForgotPassword, ConfirmForgotPassword and the signed
- *   AdminCreateUser; exceptions as Cognito sends them (HTTP 400, x-amzn-ErrorType, `__type` and `message`);
+ *   AdminCreateUser (MessageAction RESEND too) and AdminGetUser; exceptions as Cognito sends them (HTTP 400, x-amzn-ErrorType, `__type` and `message`);
  * - the hosted UI's POST /oauth2/token (authorization code with PKCE, Basic auth for a client with a secret);
  * - the pool's JWKS at /{poolId}/.well-known/jwks.json; tokens signed RS256 with a `kid`, issuer
  *   `${url}/${poolId}`.
@@ -562,6 +562,16 @@ export async function startFakeCognito(options: FakeCognitoOptions = {}): Promis
       if (str(body, 'UserPoolId') !== userPoolId) return exception('ResourceNotFoundException', `User pool ${str(body, 'UserPoolId') ?? ''} does not exist.`);
       const username = str(body, 'Username');
       if (!username || !EMAIL.test(username)) return exception('InvalidParameterException', 'Username should be an email.');
+      if (body.MessageAction === 'RESEND') {
+        // Cognito's resend of an invitation: a fresh temporary password, valid for the whole validity again
+        const invited = state.userByEmail(username);
+        if (!invited) return exception('UserNotFoundException', 'User does not exist.');
+        if (invited.status !== 'FORCE_CHANGE_PASSWORD') return exception('UnsupportedUserStateException', 'Resend not possible. User is not in FORCE_CHANGE_PASSWORD state.');
+        invited.password = str(body, 'TemporaryPassword') ?? generatedPassword();
+        invited.temporaryPasswordExpiresAt = Date.now() + ttl.temporaryPassword;
+        state.outbox.push({ to: invited.email, kind: 'invite', code: null, temporaryPassword: invited.password, at: Date.now() });
+        return ok({ User: userType(invited) });
+      }
       if (state.userByEmail(username)) return exception('UsernameExistsException', 'User account already exists');
       const attributes = Array.isArray(body.UserAttributes) ? (body.UserAttributes as { Name?: unknown; Value?: unknown }[]) : [];
       const attribute = (name: string) => attributes.find((a) => a.Name === name)?.Value;
@@ -579,22 +589,38 @@ export async function startFakeCognito(options: FakeCognitoOptions = {}): Promis
       if (body.MessageAction !== 'SUPPRESS') {
         state.outbox.push({ to: user.email, kind: 'invite', code: null, temporaryPassword: temporary, at: Date.now() });
       }
-      const now = Date.now() / 1000;
-      return ok({
-        User: {
-          Username: user.sub,
-          Attributes: [
-            { Name: 'sub', Value: user.sub },
-            { Name: 'email_verified', Value: String(user.emailVerified) },
-            { Name: 'email', Value: user.email },
-          ],
-          UserCreateDate: now,
-          UserLastModifiedDate: now,
-          Enabled: true,
-          UserStatus: 'FORCE_CHANGE_PASSWORD',
-        },
-      });
+      return ok({ User: userType(user) });
     },
+
+    AdminGetUser(body, req) {
+      if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ')) {
+        return exception('MissingAuthenticationTokenException', 'Missing Authentication Token');
+      }
+      if (str(body, 'UserPoolId') !== userPoolId) return exception('ResourceNotFoundException', `User pool ${str(body, 'UserPoolId') ?? ''} does not exist.`);
+      const username = str(body, 'Username') ?? '';
+      // the username as signed up (the address, any capitals) or the internal one (the sub)
+      const user = state.userByEmail(username) ?? [...state.users.values()].find((u) => u.sub === username);
+      if (!user) return exception('UserNotFoundException', 'User does not exist.');
+      const { Attributes, ...rest } = userType(user);
+      return ok({ ...rest, UserAttributes: Attributes });
+    },
+  };
+
+  /** Cognito's UserType (AdminCreateUser's `User`; AdminGetUser answers the same with `UserAttributes`). */
+  const userType = (user: FakeUser) => {
+    const now = Date.now() / 1000;
+    return {
+      Username: user.sub,
+      Attributes: [
+        { Name: 'sub', Value: user.sub },
+        { Name: 'email_verified', Value: String(user.emailVerified) },
+        { Name: 'email', Value: user.email },
+      ],
+      UserCreateDate: now,
+      UserLastModifiedDate: now,
+      Enabled: user.enabled,
+      UserStatus: user.status,
+    };
   };
 
   /** A temporary password that meets the policy, as Cognito makes them. */
