@@ -24,7 +24,10 @@ const publicRoute = { kind: 'public' } as const;
 const optionalBearer = { kind: 'bearer-or-body', scope: 'manage' } as const;
 const tags = ['sign-in'];
 
-const CONFLICT_UNCONFIRMED: RouteResponse = { status: 409, description: 'The email is not confirmed yet (the detail says how), or the identity is linked to another tenant' };
+const CONFLICT_UNCONFIRMED: RouteResponse = {
+  status: 409,
+  description: 'The email is not confirmed yet (the detail says how), an invitation\'s temporary password expired (ask the operator for a new invitation), or the identity is linked to another tenant',
+};
 const WRONG_CREDENTIALS: RouteResponse = { status: 401, description: 'Wrong email or password (one answer, whatever was wrong), or an invalid bearer' };
 const UPSTREAM: RouteResponse = { status: 503, description: 'The identity provider could not be reached' };
 
@@ -103,11 +106,11 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       method: 'post',
       path: '/v1/auth/reset-password',
       operationId: 'resetPassword',
-      summary: 'Set a new password with the emailed code',
+      summary: 'Set a new password with the emailed code; every console session of the person ends (with the tokens they issued)',
       tags,
       access: publicRoute,
       body: PasswordResetIn,
-      responses: [{ status: 200, description: 'The password is set: sign in with it', schema: AuthStepOut }, UPSTREAM],
+      responses: [{ status: 200, description: 'The password is set and earlier sessions ended: sign in with it', schema: AuthStepOut }, UPSTREAM],
       async handle({ body }) {
         await signIn.resetPassword(body.email, body.code, body.new_password);
         return { status: 200, body: { status: 'password_reset' } };
@@ -203,14 +206,14 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       method: 'post',
       path: '/v1/operator/users',
       operationId: 'inviteUser',
-      summary: 'Invite a person: an account with a temporary password, mailed; the first sign-in asks for a new one',
+      summary: 'Invite a person: an account with a temporary password (7 days), mailed; the first sign-in asks for a new one',
       tags: ['operator'],
       access: { kind: 'operator' },
       body: InviteIn,
       responses: [
-        { status: 201, description: 'Invited', schema: InvitedOut },
+        { status: 201, description: 'Invited, or a pending invitation renewed (a fresh temporary password mailed)', schema: InvitedOut },
         { status: 404, description: 'No such tenant' },
-        { status: 409, description: 'The address already has an account' },
+        { status: 409, description: 'The address has an account in use, or belongs to another tenant' },
         UPSTREAM,
       ],
       async handle({ body }) {
