@@ -1366,7 +1366,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Set a new password with the emailed code
+         * Set a new password with the emailed code; every console session of the person ends (with the tokens they issued)
          * @description Public: no credential.
          */
         post: operations["resetPassword"];
@@ -1486,7 +1486,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Invite a person: an account with a temporary password, mailed; the first sign-in asks for a new one
+         * Invite a person: an account with a temporary password (7 days), mailed; the first sign-in asks for a new one
          * @description Operator key in the X-Service-Operator-Key header.
          */
         post: operations["inviteUser"];
@@ -11088,7 +11088,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The password is set: sign in with it */
+            /** @description The password is set and earlier sessions ended: sign in with it */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11245,7 +11245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The email is not confirmed yet (the detail says how), or the identity is linked to another tenant */
+            /** @description The email is not confirmed yet (the detail says how), an invitation's temporary password expired (ask the operator for a new invitation), or the identity is linked to another tenant */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11391,7 +11391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The email is not confirmed yet (the detail says how), or the identity is linked to another tenant */
+            /** @description The email is not confirmed yet (the detail says how), an invitation's temporary password expired (ask the operator for a new invitation), or the identity is linked to another tenant */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11537,7 +11537,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The email is not confirmed yet (the detail says how), or the identity is linked to another tenant */
+            /** @description The email is not confirmed yet (the detail says how), an invitation's temporary password expired (ask the operator for a new invitation), or the identity is linked to another tenant */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11861,7 +11861,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Invited */
+            /** @description Invited, or a pending invitation renewed (a fresh temporary password mailed) */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11905,7 +11905,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The address already has an account */
+            /** @description The address has an account in use, or belongs to another tenant */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
