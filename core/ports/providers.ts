@@ -116,6 +116,8 @@ export interface SelfRemoving {
 export interface UpstreamVolume {
   /** The provider's own id of the volume (RunPod network volume id, Lambda filesystem name or id). */
   volumeId: string;
+  /** Our volume id, read back from the field we put it in (name); null if absent. */
+  label: string | null;
   region: string;
   sizeGb: number;
   status: 'creating' | 'available' | 'in_use' | 'deleting' | 'error';
@@ -134,6 +136,11 @@ export interface VolumeHost {
   createVolume(request: { label: string; name: string; sizeGb: number; region: string }): Promise<UpstreamVolume>;
   /** null when the provider no longer knows it. */
   getVolume(volumeId: string): Promise<UpstreamVolume | null>;
+  /**
+   * Every volume of ours on this account (those carrying one of our volume ids as label): the volume reconciler
+   * adopts those whose create had no answer and deletes those nobody pays for. A failed read throws, never answers [].
+   */
+  listVolumes(): Promise<UpstreamVolume[]>;
   /** Idempotent: a volume that is already gone counts as deleted. A volume still attached upstream is refused (ProviderFailure rejected). */
   deleteVolume(volumeId: string): Promise<void>;
 }

@@ -1,5 +1,7 @@
 /** Our volume ids (vol_…): the label a provider keeps, so a volume is known as ours. */
 export const VOLUME_ID_PREFIX = 'vol';
+const VOLUME_ID = /^vol_[a-z0-9]+$/;
+export const isVolumeId = (label: unknown): label is string => typeof label === 'string' && VOLUME_ID.test(label);
 
 export type VolumeStatus = 'creating' | 'available' | 'attached' | 'deleted' | 'failed';
 

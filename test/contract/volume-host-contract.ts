@@ -63,6 +63,23 @@ export function volumeHostContract(name: string, open: () => Promise<VolumeHostH
       await provider.deleteVolume(created.volumeId);
     });
 
+    it('lists the volumes carrying our labels, with their labels, and leaves out the account\'s others', async () => {
+      const ours = label();
+      const created = await provider.createVolume({ label: ours, name: 'listed', sizeGb: 10, region: harness.region });
+      const foreign = await provider.createVolume({ label: `other_${serial++}x`, name: 'not ours', sizeGb: 10, region: harness.region });
+      try {
+        const listed = await provider.listVolumes();
+        expect(listed.find((v) => v.volumeId === created.volumeId)).toMatchObject({ volumeId: created.volumeId, label: ours, region: harness.region, sizeGb: 10 });
+        expect(listed.map((v) => v.volumeId)).not.toContain(foreign.volumeId);
+        for (const volume of listed) expect(volume.label).toMatch(/^vol_[a-z0-9]+$/);
+        expect((await provider.getVolume(created.volumeId))?.label).toBe(ours);
+      } finally {
+        await provider.deleteVolume(created.volumeId);
+        await provider.deleteVolume(foreign.volumeId);
+      }
+      expect((await provider.listVolumes()).map((v) => v.volumeId)).not.toContain(created.volumeId);
+    });
+
     it('answers null for a volume it does not know', async () => {
       expect(await provider.getVolume('nosuchvolume0000')).toBeNull();
     });

@@ -12,6 +12,7 @@ import {
   type VolumeHost,
   type VolumeOffer,
 } from '../../../core/ports/providers.ts';
+import { isVolumeId } from '../../../core/volumes/volume.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 import { LambdaApiError, LambdaTransportError, type LambdaClient } from './client.ts';
 import {
@@ -100,6 +101,7 @@ const GIB = 1024 ** 3;
 
 const toVolume = (fs: LambdaFileSystem): UpstreamVolume => ({
   volumeId: fs.id,
+  label: parseFileSystemName(fs.name)?.label ?? null,
   region: fs.region.name,
   // the size asked for rides in the name; a filesystem made elsewhere counts what it holds
   sizeGb: parseFileSystemName(fs.name)?.sizeGb ?? Math.ceil((fs.bytes_used ?? 0) / GIB),
@@ -250,6 +252,11 @@ export class LambdaProvider implements Provider, Rebootable, VolumeHost {
   async getVolume(volumeId: string): Promise<UpstreamVolume | null> {
     const found = (await this.listFileSystems()).find((fs) => fs.id === volumeId);
     return found ? toVolume(found) : null;
+  }
+
+  /** GET /file-systems answers every filesystem of the account; ours are named after our label ("vol-abc-20gb"). */
+  async listVolumes(): Promise<UpstreamVolume[]> {
+    return (await this.listFileSystems()).map(toVolume).filter((volume) => isVolumeId(volume.label));
   }
 
   /** Lambda refuses (filesystems/filesystem-in-use) while an instance has it mounted: a refusal. */

@@ -19,6 +19,7 @@ import {
   type VolumeHost,
   type VolumeOffer,
 } from '../../../core/ports/providers.ts';
+import { isVolumeId } from '../../../core/volumes/volume.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 import { divideDecimalDown, isPlainDecimal } from '../shared/decimal.ts';
 import { RunpodGraphqlError, RunpodHttpError, type RunpodClient } from './client.ts';
@@ -26,6 +27,7 @@ import {
   CLOUDS,
   createPodBody,
   DataCenterListWire,
+  NetworkVolumeListWire,
   NetworkVolumeWire,
   registryNameFor,
   RegistryWire,
@@ -96,6 +98,7 @@ const registryPath = (registryId: string): string => `/v2/registries/${encodeURI
 
 const toVolume = (volume: NetworkVolumeWire): UpstreamVolume => ({
   volumeId: volume.id,
+  label: volume.name ?? null,
   region: volume.dataCenter,
   sizeGb: volume.size,
   // RunPod states neither progress nor attachment: a volume it answers for is there to use
@@ -331,6 +334,16 @@ export class RunpodProvider implements Provider, Rebootable, VolumeHost, SpotMar
     } catch (error) {
       if (isNotFound(error)) return null;
       throw fail('unavailable', `read network volume ${volumeId}`, error);
+    }
+  }
+
+  /** GET /v2/network-volumes answers every volume of the account ({networkVolumes}); ours are named by our label. */
+  async listVolumes(): Promise<UpstreamVolume[]> {
+    try {
+      const { networkVolumes } = NetworkVolumeListWire.parse(await this.#client.rest('GET', '/v2/network-volumes', { retry: 'safe' }));
+      return networkVolumes.map(toVolume).filter((volume) => isVolumeId(volume.label));
+    } catch (error) {
+      throw fail('unavailable', 'list network volumes', error);
     }
   }
 

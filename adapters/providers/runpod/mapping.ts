@@ -456,6 +456,7 @@ export const NetworkVolumeWire = z.object({
   dataCenter: z.string().min(1),
 });
 export type NetworkVolumeWire = z.infer<typeof NetworkVolumeWire>;
+export const NetworkVolumeListWire = z.object({ networkVolumes: z.array(NetworkVolumeWire) });
 
 export const DataCenterListWire = z.object({
   dataCenters: z.array(z.object({ id: z.string().min(1), networkVolumeTypes: z.array(z.string()).nullish() })),

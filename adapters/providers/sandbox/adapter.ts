@@ -17,10 +17,12 @@ import {
 import { EXTRA_FILTER_KEYS, offerIndexOf, PROVIDER_NAME } from './catalog.ts';
 import { DEFAULT_IMAGE, VOLUME_REGIONS, type SandboxCloud, type SandboxMachine, type SandboxVolume } from './simulator.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
+import { isVolumeId } from '../../../core/volumes/volume.ts';
 
 
 const toVolume = (volume: SandboxVolume): UpstreamVolume => ({
   volumeId: volume.volumeId,
+  label: volume.label,
   region: volume.region,
   sizeGb: volume.sizeGb,
   status: volume.inUse ? 'in_use' : 'available',
@@ -142,6 +144,13 @@ export class SandboxProvider implements Provider, Rebootable, VolumeHost, SpotMa
     this.checkReachable(`get volume ${volumeId}`);
     const volume = await this.cloud.getVolume(volumeId);
     return volume ? toVolume(volume) : null;
+  }
+
+  async listVolumes(): Promise<UpstreamVolume[]> {
+    this.checkReachable('list volumes');
+    return (await this.cloud.listVolumes())
+      .filter((volume) => isVolumeId(volume.label)) // others on the account are not ours
+      .map(toVolume);
   }
 
   async deleteVolume(volumeId: string): Promise<void> {

@@ -114,6 +114,10 @@ export class MemorySandboxStore implements SandboxStore {
     return record ? { ...record } : null;
   }
 
+  async allVolumes(): Promise<VolumeRecord[]> {
+    return [...this.volumes.values()].sort((a, b) => a.createdAt - b.createdAt).map((record) => ({ ...record }));
+  }
+
   async volumeInUse(volumeId: string): Promise<boolean> {
     for (const machine of this.machines.values()) {
       if (machine.terminatedAt === null && machine.options.volumeIds.includes(volumeId)) return true;

@@ -347,6 +347,13 @@ export class SandboxCloud {
   }
 
   /** Idempotent, but never while a machine not terminated has it attached. */
+  /** Every volume of the account, in order of creation. */
+  async listVolumes(): Promise<SandboxVolume[]> {
+    const volumes: SandboxVolume[] = [];
+    for (const record of await this.store.allVolumes()) volumes.push({ ...record, inUse: await this.store.volumeInUse(record.volumeId) });
+    return volumes;
+  }
+
   async deleteVolume(volumeId: string): Promise<'deleted' | 'gone' | 'in_use'> {
     return this.store.deleteVolume(volumeId);
   }

@@ -239,6 +239,11 @@ export class SqlSandboxStore implements SandboxStore {
     return row ? toVolume(row) : null;
   }
 
+  async allVolumes(): Promise<VolumeRecord[]> {
+    const rows = await this.db.execute<Row[]>(`select volume_id, label, name, region, size_gb, created_at_ms from sandbox_volumes order by created_at_ms, volume_id`);
+    return rows.map(toVolume);
+  }
+
   async volumeInUse(volumeId: string): Promise<boolean> {
     const [row] = await this.db.execute<Row[]>(`select ${ATTACHED} as in_use`, [volumeId]);
     return row?.in_use === true;

@@ -111,6 +111,8 @@ export interface SandboxStore {
   nextVolumeId(): Promise<string>;
   addVolume(record: VolumeRecord): Promise<void>;
   volume(volumeId: string): Promise<VolumeRecord | null>;
+  /** Every volume, in order of creation. */
+  allVolumes(): Promise<VolumeRecord[]>;
   /** Whether a machine not terminated has it attached. */
   volumeInUse(volumeId: string): Promise<boolean>;
   /** In one step: `in_use` (nothing deleted) while a machine not terminated has it, else deleted (or already gone). */
