@@ -1,12 +1,13 @@
 import type { Clock } from '../ports/clock.ts';
 import { NO_METRICS, type Metrics, type SweepPassOutcome, type SweepPassTimer } from '../ports/metrics.ts';
-import type { Provider } from '../ports/providers.ts';
+import { isVolumeHost, type Provider } from '../ports/providers.ts';
 import type { Lease, Storage } from '../ports/storage.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import type { AutoRechargeReport } from './payments-service.ts';
 import { isolated } from './isolated.ts';
 import { breakerEvent } from '../events/account-events.ts';
 import { Reconciler } from './reconciler.ts';
+import { VolumeReconciler } from '../volumes/volume-reconciler.ts';
 import { accountFigures, billedNow, removalAt } from './account-view.ts';
 
 export interface SweepSettings {
@@ -68,6 +69,12 @@ export interface SweepReport {
   terminationsRetried: number;
   /** Spot machines found preempted: billing ended to the started minute, the rest refunded. */
   preempted: number;
+  /** Volumes whose create had no answer, found upstream by their label and adopted (billed from their creation). */
+  volumesAdopted: number;
+  /** Volumes whose create had no answer and that were never found upstream by the deadline: failed, nothing billed. */
+  volumesFailed: number;
+  /** Upstream volumes carrying one of our ids that nobody pays for, deleted. */
+  volumeOrphansDeleted: number;
   /** Card checkouts settled by asking the processor (missed webhooks). */
   checkoutsSettled: number;
   /** Usage records posted to the ledger. */
@@ -114,6 +121,7 @@ export class SweepService {
   private readonly balanceAlerts: SweepBalanceAlerts | null;
   private readonly spotClaims: SweepSpotClaims | null;
   private readonly reconciler: Reconciler;
+  private readonly volumeReconciler: VolumeReconciler;
   private readonly metrics: Metrics;
 
   constructor(deps: {
@@ -143,6 +151,7 @@ export class SweepService {
     this.providers = deps.providers;
     this.settings = deps.settings;
     this.reconciler = new Reconciler({ ...deps, provisioningDeadlineMs: deps.settings.provisioningDeadlineMs });
+    this.volumeReconciler = new VolumeReconciler({ ...deps, provisioningDeadlineMs: deps.settings.provisioningDeadlineMs });
   }
 
   async run(): Promise<SweepReport> {
@@ -157,6 +166,8 @@ export class SweepService {
     const report = emptyReport(this.clock.now());
     const steps: Step[] = [
       ...this.providers.map((provider): Step => [`reconcile ${provider.name}`, (r) => this.reconciler.reconcile(provider, r)]),
+      // before the storage step: an adopted volume's hours since its creation are recorded this pass
+      ...this.providers.filter(isVolumeHost).map((host): Step => [`reconcile volumes ${host.name}`, (r) => this.volumeReconciler.reconcile(host, r)]),
       ['settle checkouts', (r) => this.settleCheckouts(r)],
       ['removals', (r) => this.executeRemovals(r)],
       // before the blocks: a rental started now has paid its first hour already
@@ -309,6 +320,9 @@ const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     auto_recharges_succeeded: report.autoRecharge.succeeded,
     auto_recharges_failed: report.autoRecharge.failed,
     preempted: report.preempted,
+    volumes_adopted: report.volumesAdopted,
+    volumes_failed: report.volumesFailed,
+    volume_orphans_deleted: report.volumeOrphansDeleted,
     spot_claims_rented: report.spotClaimsRented,
     spot_claims_expired: report.spotClaimsExpired,
     conflicts: report.conflicts.length,
@@ -327,6 +341,9 @@ const emptyReport = (at: Date): SweepReport => ({
   orphansTerminated: 0,
   terminationsRetried: 0,
   preempted: 0,
+  volumesAdopted: 0,
+  volumesFailed: 0,
+  volumeOrphansDeleted: 0,
   checkoutsSettled: 0,
   usageSettled: 0,
   volumeHoursRecorded: 0,

@@ -274,6 +274,12 @@ export interface VolumeStore {
   attach(volumeIds: readonly string[], instanceId: string): Promise<void>;
   /** The instance ended: its volumes are available again. */
   detachFrom(instanceId: string): Promise<void>;
+  /** Volumes of every tenant still `creating` at `provider` (their create had no answer), oldest first. */
+  creatingAt(provider: string): Promise<Volume[]>;
+  /** Volumes of any tenant among `volumeIds` (the labels a provider listed), unlocked. */
+  byIds(volumeIds: readonly string[]): Promise<Volume[]>;
+  /** One volume of any tenant, locked until the transaction ends; null when there is none. */
+  lockById(volumeId: string): Promise<Volume | null>;
   /** Volumes with started hours of storage not yet recorded at `now` (deleted ones up to their deletion). */
   withHoursToRecord(now: Date): Promise<Volume[]>;
 }

@@ -81,14 +81,23 @@ export class VolumeService {
     try {
       made = await host.createVolume({ label: volume.id, name: volume.name, sizeGb: volume.sizeGb, region: volume.region });
     } catch (error) {
-      await this.storage.transaction((uow) => uow.volumes.update({ ...volume, status: 'failed' }));
-      if (error instanceof ProviderFailure && error.kind === 'rejected') throw new DomainError('CONFLICT', `${host.name} refused the volume (${error.message}); nothing is billed`);
-      throw upstreamUnavailable(`${host.name} did not make the volume`, error, 'try again shortly; nothing is billed');
+      if (error instanceof ProviderFailure && error.kind === 'rejected') {
+        await this.storage.transaction((uow) => uow.volumes.update({ ...volume, status: 'failed' }));
+        throw new DomainError('CONFLICT', `${host.name} refused the volume (${error.message}); nothing is billed`);
+      }
+      // no answer (timeout, reset, outage): the provider may have made it under our label. It stays `creating`;
+      // the sweep adopts it once found upstream, or fails it at no cost past the provisioning deadline
+      return volume;
     }
-    const ready: Volume = { ...volume, status: 'available', upstreamId: made.volumeId };
-    // storage is billed from creation: the row's created_at stands
-    await this.storage.transaction((uow) => uow.volumes.update(ready));
-    return ready;
+    return this.storage.transaction(async (uow) => {
+      const [locked] = await uow.volumes.lockMany(tenantId, [volume.id]);
+      // the sweep may have adopted it meanwhile, or failed it past the deadline (then the volume is an orphan it deletes)
+      if (!locked || locked.status !== 'creating') return locked ?? volume;
+      const ready: Volume = { ...locked, status: 'available', upstreamId: made.volumeId };
+      // storage is billed from creation: the row's created_at stands
+      await uow.volumes.update(ready);
+      return ready;
+    });
   }
 
   list(tenantId: string): Promise<Volume[]> {
@@ -99,6 +108,9 @@ export class VolumeService {
   async delete(tenantId: string, volumeId: string): Promise<void> {
     const volume = await this.storage.read((uow) => uow.volumes.get(tenantId, volumeId));
     if (!volume || volume.status === 'deleted') throw notFound(`volume ${volumeId}`);
+    if (volume.status === 'creating') {
+      throw new DomainError('CONFLICT', `volume ${volumeId} is still being made: ${volume.provider} has not answered yet; it becomes available or failed within minutes`);
+    }
     if (volume.status === 'attached') {
       throw new DomainError('CONFLICT', `volume ${volumeId} is attached to instance ${volume.attachedInstanceId}; terminate it first (the volume is kept)`);
     }
@@ -114,6 +126,7 @@ export class VolumeService {
     await this.storage.transaction(async (uow) => {
       const [locked] = await uow.volumes.lockMany(tenantId, [volumeId]);
       if (!locked || locked.status === 'deleted') return;
+      if (locked.status === 'creating') throw new DomainError('CONFLICT', `volume ${volumeId} is still being made`);
       if (locked.status === 'attached') throw new DomainError('CONFLICT', `volume ${volumeId} was attached to instance ${locked.attachedInstanceId} meanwhile`);
       await uow.volumes.update({ ...locked, status: 'deleted', attachedInstanceId: null, deletedAt: this.clock.now() });
     });

@@ -104,7 +104,7 @@ describe.runIf(onPostgres)('the sweep beside other work (PostgreSQL)', () => {
     hold.open();
     const report = await pass;
     expect(report).toMatchObject({ ran: true, lock_lost: true, checkouts_settled: 0 });
-    expect(report.errors.join(' ')).toMatch(/lost its lock; stopped before settle checkouts/);
+    expect(report.errors.join(' ')).toMatch(/lost its lock; stopped before reconcile volumes sandbox/);
     expect((await world.balance(token)).balance_cents).toBe(1_000);
     // the next runner takes the lock and carries on
     const next = await sweep();

@@ -21,28 +21,48 @@ export type TerminateFault = 'fails' | 'lies';
  * A provider that misbehaves the ways real clouds do, on demand, around a working one: creates whose
  * answer is lost (with or without a machine made), terminations that fail or say they worked when they did
  * not, reads that fail (an outage), and a gate that holds the next machine listing until the test opens it.
- * Volumes are passed through untouched, and only when the inner provider hosts them (so isVolumeHost sees the same);
+ * Volumes are passed through, and only when the inner provider hosts them (so isVolumeHost sees the same), their creates
+ * meeting faults of their own (failNextVolumeCreates) and their reads the outage;
  * so is a spot market, whose creates meet the same create faults and gate as createMachine.
  */
 export class FaultyProvider implements Provider, Rebootable {
   readonly inner: Provider & Partial<Rebootable>;
   private readonly createFaults: CreateFault[] = [];
   private readonly terminateFaults: TerminateFault[] = [];
+  private readonly volumeCreateFaults: CreateFault[] = [];
   private outage = false;
   private machineReadFailures = 0;
   private listingGate: { where: 'before-read' | 'after-read'; reached: () => void; open: Promise<void> } | null = null;
   private createGate: { reached: () => void; open: Promise<void> } | null = null;
   /** Calls the provider answered (or failed), for tests that count them. */
-  readonly calls = { create: 0, terminate: 0, list: 0 };
+  readonly calls = { create: 0, terminate: 0, list: 0, listVolumes: 0, deleteVolume: 0 };
 
   constructor(inner: Provider & Partial<Rebootable>) {
     this.inner = inner;
     if (isVolumeHost(inner)) {
       const volumes: VolumeHost = {
         volumeOffers: () => inner.volumeOffers(),
-        createVolume: (request) => inner.createVolume(request),
-        getVolume: (volumeId) => inner.getVolume(volumeId),
-        deleteVolume: (volumeId) => inner.deleteVolume(volumeId),
+        createVolume: async (request) => {
+          const fault = this.volumeCreateFaults.shift();
+          if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', `create volume ${request.label} timed out; nothing was made`);
+          if (fault === 'rejected') throw new ProviderFailure(this.name, 'rejected', `create volume ${request.label}: quota exceeded`);
+          const volume = await inner.createVolume(request);
+          if (fault === 'ambiguous') throw new ProviderFailure(this.name, 'ambiguous', `create volume timed out after making ${volume.volumeId}`);
+          return volume;
+        },
+        getVolume: (volumeId) => {
+          this.checkReachable(`get volume ${volumeId}`);
+          return inner.getVolume(volumeId);
+        },
+        listVolumes: () => {
+          this.calls.listVolumes++;
+          this.checkReachable('list volumes');
+          return inner.listVolumes();
+        },
+        deleteVolume: (volumeId) => {
+          this.calls.deleteVolume++;
+          return inner.deleteVolume(volumeId);
+        },
       };
       Object.assign(this, volumes);
     }
@@ -71,6 +91,11 @@ export class FaultyProvider implements Provider, Rebootable {
 
   failNextCreates(count: number, fault: CreateFault): void {
     for (let i = 0; i < count; i++) this.createFaults.push(fault);
+  }
+
+  /** The next `count` volume creates meet `fault` (as machine creates do); only for a volume host. */
+  failNextVolumeCreates(count: number, fault: CreateFault): void {
+    for (let i = 0; i < count; i++) this.volumeCreateFaults.push(fault);
   }
 
   failNextTerminations(count: number, fault: TerminateFault): void {

@@ -72,6 +72,22 @@ export class MikroVolumeStore implements VolumeStore {
     await this.em.execute(`update volumes set status = 'available', attached_instance_id = null where attached_instance_id = ? and status = 'attached'`, [instanceId]);
   }
 
+  async creatingAt(provider: string): Promise<Volume[]> {
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from volumes where status = 'creating' and provider = ? order by created_at, id`, [provider]);
+    return rows.map(toVolume);
+  }
+
+  async byIds(volumeIds: readonly string[]): Promise<Volume[]> {
+    if (volumeIds.length === 0) return [];
+    const rows = await this.em.execute<Row[]>(`select ${COLUMNS} from volumes where id = any(?::text[])`, [textArray(volumeIds)]);
+    return rows.map(toVolume);
+  }
+
+  async lockById(volumeId: string): Promise<Volume | null> {
+    const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from volumes where id = ? for update`, [volumeId]);
+    return row ? toVolume(row) : null;
+  }
+
   async withHoursToRecord(now: Date): Promise<Volume[]> {
     // started hours from creation to deletion (or now) beyond those recorded: ceil(elapsed / 1 h) > billed_hours
     const rows = await this.em.execute<Row[]>(

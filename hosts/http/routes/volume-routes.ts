@@ -18,12 +18,18 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
       body: VolumeCreate,
       responses: [
         { status: 201, description: 'Made', schema: VolumeOut },
-        { status: 409, description: 'Renting is paused, or the provider refused the volume' },
-        { status: 503, description: 'The provider could not be reached; nothing is billed' },
+        {
+          status: 202,
+          description:
+            'The provider gave no answer (timeout, outage): the volume stays `creating`; the sweep makes it `available` once the provider shows it (billed from its creation) or `failed` at no cost if it never does within the provisioning deadline',
+          schema: VolumeOut,
+        },
+        { status: 409, description: 'Renting is paused, or the provider refused the volume (nothing is billed)' },
+        { status: 503, description: 'The provider\'s volume regions could not be read; nothing was made' },
       ],
       async handle({ caller, body }) {
         const volume = await volumes.create(caller!.tenantId, { name: body.name, sizeGb: body.size_gb, provider: body.provider, region: body.region });
-        return { status: 201, body: volumeOut(volume) };
+        return { status: volume.status === 'creating' ? 202 : 201, body: volumeOut(volume) };
       },
     }),
     defineRoute({
@@ -48,7 +54,7 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
       params: VolumeIdParams,
       responses: [
         { status: 204, description: 'Deleted' },
-        { status: 409, description: 'Attached to a live instance, or the provider refused' },
+        { status: 409, description: 'Attached to a live instance, still being made, or the provider refused' },
         { status: 503, description: 'The provider could not be reached; the volume stays' },
       ],
       async handle({ caller, params }) {

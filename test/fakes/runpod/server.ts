@@ -69,7 +69,7 @@ export interface FailureOptions {
   retryAfter?: string;
   /** Which endpoint family the failure hits; default both. */
   surface?: 'rest' | 'graphql' | 'any';
-  /** For POST /v2/pods: create the pod first, then answer with the failure (a lost create). */
+  /** For POST /v2/pods and POST /v2/network-volumes: create the pod or volume first, then answer with the failure (a lost create). */
   afterCommit?: boolean;
   /** Only requests with this method (default any). */
   method?: string;
@@ -866,7 +866,10 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       if (method === 'POST') return createPod(body, commit);
       return problem(405, 'The requested method is not allowed for this path.', undefined, { allow: 'GET, POST' });
     }
-    if (path === '/v2/network-volumes' || path.startsWith('/v2/network-volumes/')) return networkVolumeRoute(method, path, body);
+    if (path === '/v2/network-volumes' || path.startsWith('/v2/network-volumes/')) {
+      const reply = networkVolumeRoute(method, path, body);
+      return commit && reply.status === 201 ? failureReply(commit) : reply;
+    }
     if (path === '/v2/registries' || path.startsWith('/v2/registries/')) return registryRoute(method, path, body);
     const podMatch = /^\/v2\/pods\/([^/]+)(\/action)?$/.exec(path);
     if (podMatch) return podRoute(method, decodeURIComponent(podMatch[1]!), podMatch[2] !== undefined, body);
@@ -919,7 +922,7 @@ export async function startFakeRunpod(options: { apiKey?: string } = {}): Promis
       const hits = failure && (failure.surface === undefined || failure.surface === 'any' || failure.surface === surface) && (!failure.method || failure.method === method) && (!failure.path || failure.path === url.pathname);
       if (failure && hits) {
         failures.shift();
-        if (failure.afterCommit && method === 'POST' && url.pathname === '/v2/pods') commit = failure;
+        if (failure.afterCommit && method === 'POST' && (url.pathname === '/v2/pods' || url.pathname === '/v2/network-volumes')) commit = failure;
         else return send(res, failureReply(failure));
       }
 
