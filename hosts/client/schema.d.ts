@@ -2235,6 +2235,12 @@ export interface components {
             terminations_retried: number;
             /** @description Spot machines found preempted: billed to the started minute, the rest of their block refunded. */
             preempted: number;
+            /** @description Volumes whose create had no answer, found at their provider by their label and adopted (billed from their creation). */
+            volumes_adopted: number;
+            /** @description Volumes whose create had no answer and that the provider never made by the deadline: failed, nothing billed. */
+            volumes_failed: number;
+            /** @description Volumes at a provider carrying one of our volume ids that nobody pays for, deleted there. */
+            volume_orphans_deleted: number;
             /** @description Card checkouts settled by asking the processor (missed webhooks). */
             checkouts_settled: number;
             /** @description Usage records posted to the ledger. */
@@ -8215,6 +8221,17 @@ export interface operations {
                     "application/json": components["schemas"]["VolumeOut"];
                 };
             };
+            /** @description The provider gave no answer (timeout, outage): the volume stays `creating`; the sweep makes it `available` once the provider shows it (billed from its creation) or `failed` at no cost if it never does within the provisioning deadline */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeOut"];
+                };
+            };
             /** @description Malformed request: the body is not valid JSON */
             400: {
                 headers: {
@@ -8248,7 +8265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Renting is paused, or the provider refused the volume */
+            /** @description Renting is paused, or the provider refused the volume (nothing is billed) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8313,7 +8330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The provider could not be reached; nothing is billed */
+            /** @description The provider's volume regions could not be read; nothing was made */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8401,7 +8418,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Attached to a live instance, or the provider refused */
+            /** @description Attached to a live instance, still being made, or the provider refused */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
