@@ -199,6 +199,11 @@ function volumes(program: Command): void {
     const session = connect(command);
     const created = await expectOk(session, session.client.POST('/v1/volumes', { body: { name, size_gb: o.sizeGb, provider: o.provider, region: o.region } }));
     if (o.json) return printJson(created);
+    if (created.status === 'creating') {
+      // the provider gave no answer: the sweep adopts the volume once the provider shows it, or fails it at no cost
+      print(`Asked for ${created.id} (${created.size_gb} GB at ${created.provider} ${created.region}): ${created.provider} gave no answer yet; it stays creating until it is found there (available) or not within 15 minutes (failed, nothing billed)`);
+      return;
+    }
     print(`Made ${created.id} (${created.size_gb} GB at ${created.provider} ${created.region}): ${created.status}`);
   });
   rmCommand(group, 'a volume no machine uses (its storage is billed up to now)', 'vol_abc123', async (command, id) => {
