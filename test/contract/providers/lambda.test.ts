@@ -475,7 +475,7 @@ describe('lambda adapter', () => {
       const provider = await lambda();
       const volume = await provider.createVolume({ label: 'vol_abc123', name: 'my data', sizeGb: 250, region: 'us-west-1' });
       expect(fake.state.requestsTo('POST', '/filesystems')[0]!.body).toEqual({ name: 'vol-abc123-250gb', region: 'us-west-1' });
-      expect(volume).toEqual({ volumeId: volume.volumeId, region: 'us-west-1', sizeGb: 250, status: 'available' });
+      expect(volume).toEqual({ volumeId: volume.volumeId, label: 'vol_abc123', region: 'us-west-1', sizeGb: 250, status: 'available' });
       expect(await provider.getVolume(volume.volumeId)).toEqual(volume);
       expect(await failureOf(provider.createVolume({ label: 'vol_abc123', name: 'again', sizeGb: 250, region: 'us-west-1' }))).toMatchObject({
         kind: 'rejected',
@@ -487,7 +487,7 @@ describe('lambda adapter', () => {
     it('counts a filesystem made elsewhere by what it holds', async () => {
       const provider = await lambda();
       fake.state.fileSystems.set('f1', { id: 'f1', name: 'team-scratch', region: 'us-east-1', created: new Date().toISOString(), bytesUsed: 3 * 1024 ** 3 + 1 });
-      expect(await provider.getVolume('f1')).toEqual({ volumeId: 'f1', region: 'us-east-1', sizeGb: 4, status: 'available' });
+      expect(await provider.getVolume('f1')).toEqual({ volumeId: 'f1', label: null, region: 'us-east-1', sizeGb: 4, status: 'available' });
     });
 
     it('mounts filesystems by name at launch, and refuses one that is missing or in another region before launching', async () => {

@@ -530,7 +530,7 @@ describe('runpod adapter against the fake', () => {
 
     it('makes network volumes with our label as the name, within RunPod\'s 10 to 4096 GB', async () => {
       const volume = await runpod().createVolume({ label: 'vol_size1', name: 'my data', sizeGb: 4096, region: 'US-TX-3' });
-      expect(volume).toEqual({ volumeId: volume.volumeId, region: 'US-TX-3', sizeGb: 4096, status: 'available' });
+      expect(volume).toEqual({ volumeId: volume.volumeId, label: 'vol_size1', region: 'US-TX-3', sizeGb: 4096, status: 'available' });
       expect(requestsTo('POST', '/v2/network-volumes')[0]!.body).toEqual({ name: 'vol_size1', size: 4096, dataCenter: 'US-TX-3' });
       for (const sizeGb of [9, 4097]) {
         expect(await failureOf(runpod().createVolume({ label: 'vol_size2', name: 'x', sizeGb, region: 'US-TX-3' }))).toMatchObject({ kind: 'rejected', status: 422 });

@@ -293,7 +293,7 @@ describe.each(['database', 'memory'] as const)('sandbox with its state in %s', (
         expect((await failureOf(provider.createVolume({ label: 'vol_bad', name: 'x', sizeGb, region: 'us-east' }))).message).toMatch(/1 to 10000/);
       }
       const volume = await provider.createVolume({ label: 'vol_life', name: 'life', sizeGb: 10_000, region: 'ap-south' });
-      expect(volume).toEqual({ volumeId: volume.volumeId, region: 'ap-south', sizeGb: 10_000, status: 'available' });
+      expect(volume).toEqual({ volumeId: volume.volumeId, label: 'vol_life', region: 'ap-south', sizeGb: 10_000, status: 'available' });
       const machine = await provider.createMachine(
         machineRequest({ offerId: await offerIn(provider, 'ap-south'), label: 'ins_vol', volumeIds: [volume.volumeId] }),
       );
