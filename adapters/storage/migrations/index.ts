@@ -17,6 +17,7 @@ import { Migration0016SandboxSpotMarket } from './0016-sandbox-spot-market.ts';
 import { Migration0017Webhooks } from './0017-webhooks.ts';
 import { Migration0018MarketSnapshots } from './0018-market-snapshots.ts';
 import { Migration0019SessionIdentities } from './0019-session-identities.ts';
+import { Migration0020VolumesCreating } from './0020-volumes-creating.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   { name: '0017-webhooks', class: Migration0017Webhooks },
   { name: '0018-market-snapshots', class: Migration0018MarketSnapshots },
   { name: '0019-session-identities', class: Migration0019SessionIdentities },
+  { name: '0020-volumes-creating', class: Migration0020VolumesCreating },
 ];
