@@ -89,7 +89,7 @@ export class VolumeService {
       // the sweep adopts it once found upstream, or fails it at no cost past the provisioning deadline
       return volume;
     }
-    return this.storage.transaction(async (uow) => {
+    const answered = await this.storage.transaction(async (uow) => {
       const [locked] = await uow.volumes.lockMany(tenantId, [volume.id]);
       // the sweep may have adopted it meanwhile, or failed it past the deadline (then the volume is an orphan it deletes)
       if (!locked || locked.status !== 'creating') return locked ?? volume;
@@ -98,6 +98,10 @@ export class VolumeService {
       await uow.volumes.update(ready);
       return ready;
     });
+    if (answered.status === 'failed') {
+      throw new DomainError('CONFLICT', `${host.name} answered only after volume ${volume.id} was given up; the sweep deletes it there and nothing is billed`);
+    }
+    return answered;
   }
 
   list(tenantId: string): Promise<Volume[]> {

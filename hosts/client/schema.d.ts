@@ -8265,7 +8265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Renting is paused, or the provider refused the volume (nothing is billed) */
+            /** @description Renting is paused, or the provider refused the volume, or answered only after it was given up (nothing is billed) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -125,6 +125,30 @@ describe('volumes whose create had no answer (sandbox)', () => {
     await world.sandbox.deleteVolume(foreign.volumeId);
   });
 
+  it('an answer that comes after the deadline changes nothing: the volume stays failed (409) and the one made is deleted as an orphan', async () => {
+    const { token } = await world.fundedTenant(20);
+    const held = world.faults!.holdNextVolumeCreate();
+    const pending = world.api.call('POST', '/v1/volumes', { token, body: { name: 'slow', size_gb: 10, provider: 'sandbox', region: await region() } });
+    await held.reached;
+    const [row] = (await world.api.call('GET', '/v1/volumes', { token })).body as any[];
+    expect(row).toMatchObject({ name: 'slow', status: 'creating' });
+    world.clock.advance(DEADLINE);
+    expect((await sweep()).volumes_failed).toBe(1);
+    held.open();
+    const answer = await pending;
+    expect(answer.status).toBe(409);
+    expect(answer.body.detail).toContain('given up');
+    expect((await volumeOf(token, row.id)).status).toBe('failed');
+    expect(await upstreamIdOf(row.id)).toBeNull();
+    const made = (await world.sandbox.listVolumes()).filter((v) => v.label === row.id);
+    expect(made).toHaveLength(1);
+    expect((await sweep()).volume_orphans_deleted).toBe(1);
+    expect(await world.sandbox.getVolume(made[0]!.volumeId)).toBeNull();
+    world.clock.advance(3 * 60 * MINUTE);
+    await sweep();
+    expect(await storageRecords(token, row.id)).toEqual([]);
+  });
+
   it('a clear refusal fails the volume at once (409), nothing upstream, nothing billed', async () => {
     const { token } = await world.fundedTenant(20);
     world.faults!.failNextVolumeCreates(1, 'rejected');

@@ -34,6 +34,7 @@ export class FaultyProvider implements Provider, Rebootable {
   private machineReadFailures = 0;
   private listingGate: { where: 'before-read' | 'after-read'; reached: () => void; open: Promise<void> } | null = null;
   private createGate: { reached: () => void; open: Promise<void> } | null = null;
+  private volumeCreateGate: { reached: () => void; open: Promise<void> } | null = null;
   /** Calls the provider answered (or failed), for tests that count them. */
   readonly calls = { create: 0, terminate: 0, list: 0, listVolumes: 0, deleteVolume: 0 };
 
@@ -43,6 +44,12 @@ export class FaultyProvider implements Provider, Rebootable {
       const volumes: VolumeHost = {
         volumeOffers: () => inner.volumeOffers(),
         createVolume: async (request) => {
+          const gate = this.volumeCreateGate;
+          this.volumeCreateGate = null;
+          if (gate) {
+            gate.reached();
+            await gate.open;
+          }
           const fault = this.volumeCreateFaults.shift();
           if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', `create volume ${request.label} timed out; nothing was made`);
           if (fault === 'rejected') throw new ProviderFailure(this.name, 'rejected', `create volume ${request.label}: quota exceeded`);
@@ -116,6 +123,13 @@ export class FaultyProvider implements Provider, Rebootable {
   holdNextCreate(): { reached: Promise<void>; open: () => void } {
     const { reached, open, gate } = makeGate();
     this.createGate = gate;
+    return { reached, open };
+  }
+
+  /** Holds the next volume create before it reaches the provider, until `open` is called (an answer that takes very long). */
+  holdNextVolumeCreate(): { reached: Promise<void>; open: () => void } {
+    const { reached, open, gate } = makeGate();
+    this.volumeCreateGate = gate;
     return { reached, open };
   }
 

@@ -24,7 +24,7 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
             'The provider gave no answer (timeout, outage): the volume stays `creating`; the sweep makes it `available` once the provider shows it (billed from its creation) or `failed` at no cost if it never does within the provisioning deadline',
           schema: VolumeOut,
         },
-        { status: 409, description: 'Renting is paused, or the provider refused the volume (nothing is billed)' },
+        { status: 409, description: 'Renting is paused, or the provider refused the volume, or answered only after it was given up (nothing is billed)' },
         { status: 503, description: 'The provider\'s volume regions could not be read; nothing was made' },
       ],
       async handle({ caller, body }) {
