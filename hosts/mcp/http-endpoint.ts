@@ -43,8 +43,12 @@ function webRequestOf(req: Request): globalThis.Request {
     const value = req.headers[name];
     if (typeof value === 'string') headers.set(name, value);
   }
+  const url = `http://${req.headers.host ?? 'localhost'}${MCP_PATH}`;
   // without a body the transport reads one and answers the JSON-RPC parse error, as for an empty POST
-  return new globalThis.Request(`http://${req.headers.host ?? 'localhost'}${MCP_PATH}`, { method: 'POST', headers, body: req.body === undefined ? '' : null });
+  if (req.body === undefined) return new globalThis.Request(url, { method: 'POST', headers, body: '' });
+  // with one, what it reads is the method, the URL and the headers: a web Request's own construction
+  // (signal, body state, URL parse) would be made for nothing
+  return { method: 'POST', url, headers } as globalThis.Request;
 }
 
 /** The transport's answer written out: its status, headers and bytes (JSON, or nothing for a 202). */
