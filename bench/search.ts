@@ -358,3 +358,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// autocannon's worker thread (workers: 1) keeps a MessagePort open once it is done: the run would never end
+process.exit();

@@ -170,3 +170,5 @@ console.log(
 receiver.close();
 await plane.close();
 await database.drop();
+// autocannon's worker thread (workers: 1) keeps a MessagePort open once it is done: the run would never end
+process.exit();
