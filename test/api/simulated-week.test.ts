@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
 import { postgresReachable } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { Rng } from '../../adapters/providers/sandbox/prng.ts';
 
 /**
  * A simulated week (issue 9, "Done means"): tenants and their agents with capped tokens rent, retry with
@@ -16,23 +17,6 @@ const SEED = Number(process.env.WEEK_SEED ?? 20261123);
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const WEEK = 7 * 24 * HOUR;
-
-/** mulberry32: a small seeded generator, so a failing week can be replayed. */
-function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    chance: (p: number) => next() < p,
-    int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-  };
-}
 
 interface Agent {
   token: string;
@@ -74,7 +58,7 @@ afterAll(async () => {
 
 describe('a simulated week', () => {
   it('ends with every instance costing exactly what the rules say, no cap exceeded and nothing left upstream', async () => {
-    const rng = generator(SEED);
+    const rng = new Rng(SEED);
     const faults = world.faults!;
     const cloud = world.sandbox.cloud;
     const apis = () => (replica ? [world.api, replica] : [world.api]);

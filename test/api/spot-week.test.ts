@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import { freshPostgres, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { Rng } from '../../adapters/providers/sandbox/prng.ts';
 
 /**
  * A simulated week of the sandbox's spot market (issue 12) with 20 spot claims: prices walk hourly from the seed,
@@ -16,23 +17,6 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const WEEK = 7 * 24 * HOUR;
 const CLAIMS = 20;
-
-/** mulberry32: a small seeded generator, so a failing week can be replayed. */
-function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    chance: (p: number) => next() < p,
-    int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-  };
-}
 
 interface Row {
   id: string;
@@ -91,7 +75,7 @@ const claimsOf = async (): Promise<Row[]> => (await admin.query(`select * from s
 
 describe.runIf(onPostgres)('a simulated week of spot claims (PostgreSQL)', () => {
   it('charges every machine its started minutes at the spot price of its rental, never above the bid, one machine at a time', { timeout: 600_000 }, async () => {
-    const rng = generator(SEED);
+    const rng = new Rng(SEED);
     const cloud = world.sandbox.cloud;
     const call = world.api.call;
     const start = world.clock.now().getTime();

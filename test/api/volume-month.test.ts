@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { Rng } from '../../adapters/providers/sandbox/prng.ts';
 
 /**
  * A simulated month of volume storage (issue 11): 10 volumes over 3 tenants, made and deleted at random
@@ -10,18 +11,6 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 const SEED = Number(process.env.VOLUME_MONTH_SEED ?? 42);
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
-
-function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)), chance: (p: number) => next() < p };
-}
 
 /** Exact decimal text as integer micro-units (1e-6), test-side. */
 const micro = (text: string): bigint => {
@@ -37,7 +26,7 @@ afterAll(() => world.close());
 
 describe('a month of volume storage', () => {
   it('bills every started hour of every volume once, each tenant ceil(size x hours x price) to the cent', async () => {
-    const rng = generator(SEED);
+    const rng = new Rng(SEED);
     const tenants = await Promise.all([0, 1, 2].map(() => world.fundedTenant(2_000)));
     const region = (await world.offers((o) => o.region !== null))[0]!.region!;
     const made: { id: string; tenant: number; deleted: boolean }[] = [];
