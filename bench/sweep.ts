@@ -90,7 +90,8 @@ async function baseline(plane: ControlPlane): Promise<void> {
   });
 }
 
-async function measure(count: number, what: 'sweep' | 'baseline'): Promise<{ ms: number; paid: number }> {
+/** A control plane on a fresh database with the sweep's own schedule off, at T0 on a manual clock. */
+async function benchPlane(provider: Provider) {
   const database = await freshPostgres();
   const clock = new ManualClock(T0);
   const plane = await createControlPlane(
@@ -102,8 +103,13 @@ async function measure(count: number, what: 'sweep' | 'baseline'): Promise<{ ms:
       market: { backgroundRefresh: false },
       billing: { sweep: false, defaultMaxBurnCentsPerHour: null },
     },
-    { clock, logger: pino({ level: 'silent' }), providers: [benchProvider(count)] },
+    { clock, logger: pino({ level: 'silent' }), providers: [provider] },
   );
+  return { database, clock, plane };
+}
+
+async function measure(count: number, what: 'sweep' | 'baseline'): Promise<{ ms: number; paid: number }> {
+  const { database, clock, plane } = await benchPlane(benchProvider(count));
   try {
     await seed(plane, count);
     clock.set(DUE);
@@ -213,19 +219,7 @@ async function reservationBaseline(plane: ControlPlane): Promise<void> {
 }
 
 async function measureReservations(count: number, what: 'sweep' | 'baseline'): Promise<number> {
-  const database = await freshPostgres();
-  const clock = new ManualClock(T0);
-  const plane = await createControlPlane(
-    {
-      storage: database.target,
-      operatorKeys: [],
-      rateLimits: { publicPerMinute: 1, perTokenPerMinute: 1 },
-      logLevel: 'silent',
-      market: { backgroundRefresh: false },
-      billing: { sweep: false, defaultMaxBurnCentsPerHour: null },
-    },
-    { clock, logger: pino({ level: 'silent' }), providers: [reservationProvider()] },
-  );
+  const { database, clock, plane } = await benchPlane(reservationProvider());
   try {
     await seedReservations(plane, count);
     clock.set(DUE);
@@ -320,19 +314,7 @@ async function spotClaimBaseline(plane: ControlPlane): Promise<void> {
 }
 
 async function measureSpotClaims(count: number, what: 'sweep' | 'baseline'): Promise<number> {
-  const database = await freshPostgres();
-  const clock = new ManualClock(T0);
-  const plane = await createControlPlane(
-    {
-      storage: database.target,
-      operatorKeys: [],
-      rateLimits: { publicPerMinute: 1, perTokenPerMinute: 1 },
-      logLevel: 'silent',
-      market: { backgroundRefresh: false },
-      billing: { sweep: false, defaultMaxBurnCentsPerHour: null },
-    },
-    { clock, logger: pino({ level: 'silent' }), providers: [spotProvider()] },
-  );
+  const { database, clock, plane } = await benchPlane(spotProvider());
   try {
     await seedSpotClaims(plane, count);
     clock.set(DUE);
