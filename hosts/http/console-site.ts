@@ -100,55 +100,40 @@ async function compressLater(path: string): Promise<Asset> {
 }
 
 /** No inline script anywhere, nothing but this origin, never framed, no Referer (a token in a URL must not leak). */
-const consoleHeaders: RequestHandler = helmet({
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      fontSrc: ["'self'"],
-      connectSrc: ["'self'"],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-      objectSrc: ["'none'"],
-    },
-  },
-  referrerPolicy: { policy: 'no-referrer' },
-  xFrameOptions: { action: 'deny' },
-  // TLS is the proxy's to declare, for every name it serves
-  strictTransportSecurity: false,
-  crossOriginEmbedderPolicy: false,
-});
+const CONSOLE_DIRECTIVES = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  fontSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+  objectSrc: ["'none'"],
+};
+
+const withPolicy = (directives: Record<string, string[]>): RequestHandler =>
+  helmet({
+    contentSecurityPolicy: { useDefaults: false, directives },
+    referrerPolicy: { policy: 'no-referrer' },
+    xFrameOptions: { action: 'deny' },
+    // TLS is the proxy's to declare, for every name it serves
+    strictTransportSecurity: false,
+    crossOriginEmbedderPolicy: false,
+  });
+
+const consoleHeaders = withPolicy(CONSOLE_DIRECTIVES);
 
 /**
  * Scalar injects its stylesheet as <style> elements, so styles may be inline there; scripts still may not. Its
  * "try it" requests go to this origin only.
  */
-const docsHeaders: RequestHandler = helmet({
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", 'data:'],
-      fontSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      workerSrc: ["'self'", 'blob:'],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-      objectSrc: ["'none'"],
-    },
-  },
-  referrerPolicy: { policy: 'no-referrer' },
-  xFrameOptions: { action: 'deny' },
-  // TLS is the proxy's to declare, for every name it serves
-  strictTransportSecurity: false,
-  crossOriginEmbedderPolicy: false,
+const docsHeaders = withPolicy({
+  ...CONSOLE_DIRECTIVES,
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  fontSrc: ["'self'", 'data:'],
+  workerSrc: ["'self'", 'blob:'],
 });
 
 /**
