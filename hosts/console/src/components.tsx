@@ -40,6 +40,24 @@ export function Input(props: { label: string; hint?: string; value: string; onIn
 }
 
 /** A button busy while its action runs ("long waits show progress"). */
+/** A saved template to set machines up from, or none. */
+export function TemplateSelect(props: { hint: string; templates: readonly { id: string; name: string }[]; value: string; onChange: (id: string) => void }) {
+  return (
+    <Field label="Template" hint={props.hint}>
+      {(id, hintId) => (
+        <select id={id} aria-describedby={hintId} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
+          <option value="">None</option>
+          {props.templates.map((t) => (
+            <option key={t.id} value={t.id}>
+              {t.name}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 export function Busy({ busy, children, ...rest }: { busy: boolean; children: ComponentChildren; type?: 'submit' | 'button'; class?: string; onClick?: () => void; disabled?: boolean }) {
   return (
     <button type={rest.type ?? 'submit'} class={rest.class} onClick={rest.onClick} disabled={busy || rest.disabled} aria-busy={busy}>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type ApiError } from '../api.ts';
-import { Busy, ErrorText, Field, Input, Loading } from '../components.tsx';
+import { Busy, ErrorText, Field, Input, Loading, TemplateSelect } from '../components.tsx';
 import { usd } from '../format.ts';
 import { BASE, navigate } from '../router.ts';
 import type { Node, SshKey, Template, Volume } from '../types.ts';
@@ -138,18 +138,7 @@ export function RentPage({ nodeId }: { nodeId: string }) {
             {(id, hintId) => <textarea id={id} aria-describedby={hintId} rows={3} value={pastedKey} onInput={(e) => setPastedKey((e.target as HTMLTextAreaElement).value)} />}
           </Field>
         )}
-        <Field label="Template" hint="image, env, ports and startup script from a saved template">
-          {(id, hintId) => (
-            <select id={id} aria-describedby={hintId} value={templateId} onChange={(e) => setTemplateId((e.target as HTMLSelectElement).value)}>
-              <option value="">None</option>
-              {templates.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <TemplateSelect hint="image, env, ports and startup script from a saved template" templates={templates} value={templateId} onChange={setTemplateId} />
         <fieldset>
           <legend>Volumes</legend>
           {usable.length === 0 && <p class="hint">No available volume at {node.provider} in {node.region ?? 'this region'}.</p>}

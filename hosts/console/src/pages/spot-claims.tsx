@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type ApiError } from '../api.ts';
-import { Busy, Confirm, ErrorText, Field, Input, Loading, Time, useLoad, useTick } from '../components.tsx';
+import { Busy, Confirm, ErrorText, Field, Input, Loading, TemplateSelect, Time, useLoad, useTick } from '../components.tsx';
 import { centsOfDollars, count, DOLLARS, dollarsText, usd } from '../format.ts';
 import { BASE } from '../router.ts';
 import type { Node, SpotClaim, SshKey, Template } from '../types.ts';
@@ -212,18 +212,7 @@ function CreateClaim({ nodeId, created }: { nodeId: string | null; created: () =
           </select>
         )}
       </Field>
-      <Field label="Template" hint="each machine is set up from it">
-        {(id, hintId) => (
-          <select id={id} aria-describedby={hintId} value={templateId} onChange={(e) => setTemplateId((e.target as HTMLSelectElement).value)}>
-            <option value="">None</option>
-            {templates.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <TemplateSelect hint="each machine is set up from it" templates={templates} value={templateId} onChange={setTemplateId} />
       <Commitment bidCents={bidCents} gpuCount={gpuCount} hours={hoursNumber} />
       <ErrorText error={error} />
       <Busy busy={busy}>Claim</Busy>
