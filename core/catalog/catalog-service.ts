@@ -25,18 +25,7 @@ export interface ImageInput {
 /** A field left out stays as it is; null clears a nullable one. */
 export type ImagePatch = Partial<ImageInput>;
 
-export interface TemplateInput {
-  name: string;
-  imageId: string | null;
-  image: string | null;
-  sshKeyIds: string[];
-  env: Record<string, string>;
-  ports: number[];
-  startupScript: string | null;
-  terminationHours: number | null;
-  volumeIds: string[];
-  search: TemplateSearch;
-}
+export type TemplateInput = Omit<Template, 'id' | 'tenantId' | 'createdAt'>;
 
 /** A field left out stays as it is; setting image_id or image replaces the other. */
 export type TemplatePatch = Partial<TemplateInput>;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Offer } from '../../../core/market/offer.ts';
+import type { CreateMachineRequest } from '../../../core/ports/providers.ts';
 import { generateCatalog, offerIdAt, offerIndexOf } from './catalog.ts';
 import { LOCATIONS } from './locations.ts';
 import { formatPriceUnits, parsePriceUnits, PRICE_SCALE } from './price.ts';
@@ -48,16 +49,8 @@ export interface SandboxCloudOptions {
 }
 
 /** What a create may ask for beyond the machine: the sandbox carries out every option a real cloud does. */
-export interface CreateOptions {
-  sshPublicKeys: string[];
-  registryAuth: { username: string; password: string } | null;
-  command: string | null;
-  env: Record<string, string>;
-  ports: number[];
-  startupScript: string | null;
-  /** Sandbox volume ids; each must exist, in the region of the offer. */
-  volumeIds: string[];
-}
+/** volumeIds: sandbox volume ids; each must exist, in the region of the offer. */
+export type CreateOptions = Omit<CreateMachineRequest, 'offerId' | 'label' | 'name' | 'image'>;
 
 export interface CreateInput {
   offerId: string;
