@@ -10,13 +10,14 @@ import type { Adoption, RentalService, RentRequest } from '../rentals/rental-ser
 import type { Token } from '../tenancy/token.ts';
 import { ReservationNodes } from './nodes.ts';
 import { drainQueue } from '../in-parallel.ts';
+import { providerOf } from '../market/offer.ts';
 import { Budget } from '../budget.ts';
 import { reservationEvent } from '../events/account-events.ts';
 import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
 import type { SearchFilterOf } from './reservation-service.ts';
 
 const HOUR_MS = 3_600_000;
-/** Reservations started at once by one runner (each rental waits on its provider's create); taken as hands free up. */
+/** Reservations one runner starts at once per provider (each rental waits on its provider's create); taken as hands free up. */
 const CONCURRENCY = 8;
 /** A start called outside a pass (tests, tools) takes what is due for at most this long. */
 const STANDALONE_BUDGET_MS = 120_000;
@@ -59,8 +60,10 @@ export class ReservationStarter {
   private readonly searchFilter: SearchFilterOf;
   private readonly nodes: ReservationNodes;
   private readonly market: MarketService;
+  private readonly providerCount: number;
 
   constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+    this.providerCount = deps.providers.length;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
@@ -82,12 +85,15 @@ export class ReservationStarter {
     // a token reserves many: read once a pass (the rental checks its chain again, under lock)
     const tokens = new Map<string, Promise<Token | null>>();
     const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
-    const drained = await drainQueue({
-      hands: CONCURRENCY,
+    const drained = await drainQueue<Reservation>({
+      // a slow cloud holds its own hands only: the other providers' starts go on beside it
+      hands: CONCURRENCY * Math.max(1, this.providerCount),
+      perLane: CONCURRENCY,
+      laneOf: (reservation) => providerOf(reservation.nodeId),
       budget,
-      take: async (count) => {
+      take: async (count, busy) => {
         const now = this.clock.now();
-        const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), count, retried));
+        const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), count, retried, busy));
         // a search chooses among offers as they are now, not as the last refresh left them
         if (claimed.length > 0 && !refreshed) {
           refreshed = true;

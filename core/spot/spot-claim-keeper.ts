@@ -11,10 +11,11 @@ import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaim
 import { closeClaim } from './spot-claim-service.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
 import { drainQueue } from '../in-parallel.ts';
+import { providerOf } from '../market/offer.ts';
 import { Budget } from '../budget.ts';
 
 const HOUR_MS = 3_600_000;
-/** Claims kept at once by one runner (each rental waits on its provider's create); taken as hands free up. */
+/** Claims one runner keeps at once per provider (each rental waits on its provider's create); taken as hands free up. */
 const CONCURRENCY = 8;
 /** A pass called outside the sweep (tests, tools) keeps what is open for at most this long. */
 const STANDALONE_BUDGET_MS = 120_000;
@@ -70,12 +71,15 @@ export class SpotClaimKeeper {
     let refreshed = false;
     // each claim once a pass: the cursor only moves forward
     let after = '';
-    const drained = await drainQueue({
-      hands: CONCURRENCY,
+    const drained = await drainQueue<SpotClaimView>({
+      // a slow cloud holds its own hands only: the other providers' claims go on beside it
+      hands: CONCURRENCY * Math.max(1, this.providers.length),
+      perLane: CONCURRENCY,
+      laneOf: (claim) => (claim.status === 'pending' ? providerOf(claim.nodeId) : null),
       budget,
-      take: async (count) => {
+      take: async (count, busy) => {
         const now = this.clock.now();
-        const taken = await this.storage.autocommit((uow) => uow.spotClaims.claimOpen(now, new Date(now.getTime() - STALE_CLAIM_MS), count, after));
+        const taken = await this.storage.autocommit((uow) => uow.spotClaims.claimOpen(now, new Date(now.getTime() - STALE_CLAIM_MS), count, after, busy));
         if (taken.length === 0) return taken;
         after = taken[taken.length - 1]!.id;
         // offers as they are now, not as the last refresh left them

@@ -321,3 +321,76 @@ describe.runIf(onPostgres)('starts shared by replicas (PostgreSQL)', () => {
     expect(new Set(made.map((m) => m.label)).size).toBe(COUNT);
   }, 120_000);
 });
+
+describe.runIf(onPostgres)('two clouds, one of them slow (PostgreSQL)', () => {
+  const T0 = new Date('2026-11-21T12:00:00.000Z');
+  const DUE = new Date(T0.getTime() + HOUR);
+  let database: TestDatabase;
+  let api: TestApi;
+  /** When each cloud's creates answered, in real time. */
+  const answered: Record<string, number[]> = { slow: [], fast: [] };
+
+  /** A cloud whose every offer is there and whose creates answer after `createMs`. */
+  const cloud = (name: 'slow' | 'fast', createMs: number): Provider => {
+    const made: Machine[] = [];
+    return {
+      name,
+      machineOptions: [],
+      extraFilterKeys: [],
+      listOffers: async () => [],
+      isOfferId: () => true,
+      getOffer: async (offerId): Promise<Offer> => ({
+        id: `${name}:${offerId}`, provider: name, gpuType: 'H100', gpuModel: 'H100 SXM5 80GB', gpuCount: 1, vramGb: 80, priceUsdPerHour: '1.00',
+        priceVerified: true, cpus: 16, ramGb: 128, diskGb: 500, downloadMbps: 1000, ports: 10, country: 'US', region: 'us-east',
+        dockerInDocker: false, mig: false, baremetal: false, virtualized: true, available: 1, attributes: {},
+      }),
+      createMachine: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, createMs));
+        answered[name]!.push(performance.now());
+        const machine: Machine = { machineId: `m${made.length}`, label: request.label, status: 'running', sshHost: null, sshPort: null, priceUsdPerHour: '1.00' };
+        made.push(machine);
+        return machine;
+      },
+      getMachine: async (id) => made[Number(id.slice(1))] ?? null,
+      listMachines: async () => made,
+      terminateMachine: async () => undefined,
+    };
+  };
+
+  beforeAll(async () => {
+    database = await freshPostgres();
+    const clock = new ManualClock(T0);
+    api = await startApi({}, { clock, database, providers: [cloud('slow', 8_000), cloud('fast', 0)] });
+    const run = (sql: string, params: unknown[] = []) => api.plane.storage.execute(sql, params);
+    await run(`insert into tenants (id, name, created_at, bootstrap_digest, bootstrap_expires_at, bootstrap_used_at) values ('ten_two', 'two', ?, 'x', ?, ?)`, [T0, T0, T0]);
+    await run(
+      `insert into tokens (id, tenant_id, name, scopes, spend_limit_cents, committed_cents, max_rental_hours, expires_at, parent_id, ancestor_ids, created_at, revoked_at, secret_digest)
+       values ('tok_two', 'ten_two', null, '{read,rent}', null, 3200, null, null, null, '{}', ?, null, 'x')`,
+      [T0],
+    );
+    await run(`insert into accounts (tenant_id, balance_cents, created_at) values ('ten_two', 100000, ?)`, [T0]);
+    // the slow cloud's reservations come first in the queue
+    await run(
+      `insert into reservations (id, tenant_id, token_id, name, status, starts_at, hours, ends_at, node_id, search, gpu_type, gpu_count,
+                                 quoted_per_gpu_cents, max_price_per_gpu_cents, rate_cents_per_hour, commitment_cents, template_id, ssh_key_id,
+                                 idempotency_key, request_digest, instance_id, failure, claimed_at, created_at)
+       select 'res_' || (case when i < 8 then 'a' else 'b' end) || i, 'ten_two', 'tok_two', 'two', 'scheduled', ?, 2, ?,
+              (case when i < 8 then 'slow:' else 'fast:' end) || i, null, 'H100', 1, 100, null, 100, 200, null, null, null, 'x', null, null, null, ?
+         from generate_series(0, 15) i`,
+      [DUE, new Date(DUE.getTime() + 2 * HOUR), T0],
+    );
+    clock.set(DUE);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await database?.drop();
+  });
+
+  it("a slow cloud holds up only its own starts: the other cloud's are made while it is still creating", async () => {
+    const report = (await api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).body;
+    expect([report.reservations_started, report.errors]).toEqual([16, []]);
+    expect([answered.slow!.length, answered.fast!.length]).toEqual([8, 8]);
+    // one runner, 8 hands per cloud: the fast cloud's creates did not queue behind the slow cloud's 8 s
+    expect(Math.max(...answered.fast!)).toBeLessThan(Math.min(...answered.slow!));
+  }, 30_000);
+});
