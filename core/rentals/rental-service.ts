@@ -195,7 +195,7 @@ export class RentalService {
         now,
         account,
       );
-      const volumes = await this.volumes.forRental(uow, caller.tenantId, options.volumeIds, { provider: provider.name, region: offer.region });
+      const volumes = await this.volumes.forRental(uow, caller.tenantId, options.volumeIds, { provider: provider.name, region: offer.region }, now);
       const instance: Instance = {
         id: this.ids.newId(INSTANCE_ID_PREFIX),
         tenantId: caller.tenantId,

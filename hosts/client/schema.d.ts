@@ -1748,6 +1748,8 @@ export interface components {
             provider: string;
             /** @description The region (data center) to make it in; machines that use it must be there. */
             region: string;
+            /** @description Its window: the sweep deletes it when these hours end, and its storage is never billed past them. Required when the token (or one that issued it) has a spend cap or max_rental_hours (at most that many); its storage for these hours is then committed on the token's cap. */
+            hours?: number;
         };
         ReservationCreate: {
             /** @description A node from GET /v1/gpus, e.g. sandbox:100123; or send search. */
@@ -2241,6 +2243,8 @@ export interface components {
             volumes_failed: number;
             /** @description Volumes at a provider carrying one of our volume ids that nobody pays for, deleted there. */
             volume_orphans_deleted: number;
+            /** @description Volumes whose window (hours) ended, deleted at their provider. */
+            volumes_expired: number;
             /** @description Card checkouts settled by asking the processor (missed webhooks). */
             checkouts_settled: number;
             /** @description Usage records posted to the ledger. */
@@ -2357,6 +2361,8 @@ export interface components {
             price_per_gb_hour_usd: string;
             /** Format: date-time */
             created_at: string;
+            /** @description End of its window (hours): the sweep deletes it then. null: kept until deleted. */
+            ends_at: string | null;
         };
         ReservationOut: {
             id: string;
@@ -8254,6 +8260,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Available funds short of its first 24 hours of storage, or its storage for `hours` would pass the spend cap; nothing made */
+            402: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description The token lacks the `rent` scope */
             403: {
                 headers: {
@@ -8265,7 +8282,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Renting is paused, or the provider refused the volume, or answered only after it was given up (nothing is billed) */
+            /** @description Renting is paused, the tenant would hold more than VOLUME_MAX_GB_PER_TENANT, or the provider refused the volume, or answered only after it was given up (nothing is billed) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
