@@ -123,6 +123,8 @@ function operation(route: RouteDef) {
     tags: route.tags,
     security: security(route.access),
     'x-required-scope': route.access.kind === 'bearer' || route.access.kind === 'bearer-or-body' ? route.access.scope : null,
+    // what an agent's tooling needs to know before it calls: this operation can spend money (the spend gate decides)
+    ...(route.commitsMoney && { 'x-commits-money': true }),
     ...((route.params || route.query) && {
       requestParams: { ...(route.params && { path: route.params }), ...(route.query && { query: route.query }) },
     }),

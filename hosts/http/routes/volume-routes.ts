@@ -12,6 +12,7 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
       method: 'post',
       path: '/v1/volumes',
       operationId: 'createVolume',
+      commitsMoney: true,
       summary: 'Make a persistent volume at a provider that has them; its storage is billed per started hour',
       tags,
       access: { kind: 'bearer', scope: 'rent' },
