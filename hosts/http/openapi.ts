@@ -197,11 +197,13 @@ export function buildOpenApi(routes: readonly RouteDef[]): object {
 
 /** A parameter's example stated on the parameter itself (where request builders look first), from its schema's `examples`. */
 function withParameterExamples<T>(document: T): T {
-  const paths = (document as { paths?: Record<string, Record<string, { parameters?: { schema?: { examples?: unknown[] }; example?: unknown }[] }>> }).paths ?? {};
+  const paths = (document as { paths?: Record<string, Record<string, { parameters?: { schema?: unknown; example?: unknown }[] }>> }).paths ?? {};
   for (const operations of Object.values(paths)) {
     for (const operation of Object.values(operations)) {
       for (const parameter of operation.parameters ?? []) {
-        const first = parameter.schema?.examples?.[0];
+        // a choice's first value or its default, when nothing better is given
+        const schema = parameter.schema as { examples?: unknown[]; enum?: unknown[]; default?: unknown } | undefined;
+        const first = schema?.examples?.[0] ?? schema?.enum?.[0] ?? schema?.default;
         if (first !== undefined && parameter.example === undefined) parameter.example = first;
       }
     }

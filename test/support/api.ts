@@ -58,7 +58,8 @@ export async function startApi(
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    // a redirect is an answer of this server, checked as such: not followed to wherever it points
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
     const text = await response.text();
     let parsed: unknown = text;
     try {

@@ -10,7 +10,7 @@ export const VolumeCreate = z
     provider: z.string().trim().min(1).max(40).meta({ description: 'A provider with volumes (see supported_operations "volumes" on its nodes).' }),
     region: z.string().trim().min(1).max(100).meta({ description: 'The region (data center) to make it in; machines that use it must be there.' }),
   })
-  .meta({ id: 'VolumeCreate' });
+  .meta({ id: 'VolumeCreate', examples: [{ name: 'datasets', size_gb: 100, provider: 'sandbox', region: 'us-east' }] });
 
 export const VolumeIdParams = z.object({ volume_id: resourceId('vol') });
 
