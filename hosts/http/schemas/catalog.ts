@@ -15,7 +15,7 @@ import { filterFields, toMarketFilter } from './market.ts';
  * an accepted type, the base64 of a blob that starts with a 4-byte length (so "AAAA"), an optional comment;
  * spaces around it are trimmed. The parser checks the rest (the blob, the size) and says why.
  */
-export const SSH_PUBLIC_KEY_PATTERN = '^\\s*(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521))[ \\t]+AAAA[A-Za-z0-9+/]+={0,3}([ \\t][^\\r\\n]*)?$';
+export const SSH_PUBLIC_KEY_PATTERN = '^\\s*(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521))[ \\t]+AAAA[A-Za-z0-9+/]+={0,3}([ \\t][^\\r\\n]*)?\\s*$';
 export const EXAMPLE_SSH_PUBLIC_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl you@laptop';
 
 /**
