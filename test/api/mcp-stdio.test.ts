@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,8 +121,8 @@ describe('gpuctl mcp (stdio, signed in as gpuctl is)', () => {
       delete env.GPUCTL_URL;
       delete env.GPUCTL_TOKEN;
       const gpuctl = join(process.cwd(), 'bin/gpuctl.js');
-      const login = spawnSync(process.execPath, [gpuctl, 'login', '--url', world.api.baseUrl, '--token', reader], { env, encoding: 'utf8' });
-      expect(login.status, login.stderr).toBe(0);
+      // not spawnSync: the server answering the login runs in this process
+      await promisify(execFile)(process.execPath, [gpuctl, 'login', '--url', world.api.baseUrl, '--token', reader], { env });
 
       const client = new Client({ name: 'gpuctl-mcp-test', version: '1.0.0' });
       clients.push(client);
