@@ -3,7 +3,7 @@ import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
 import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
 import type { SweepReport } from '../../../core/billing/sweep.ts';
-import { dateTimeOut, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
+import { dateTimeOut, exampleId, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
 
 const MAX_CENTS = 10_000_000; // 100,000 USD in one movement
 
@@ -12,18 +12,18 @@ export const DepositCreate = z
     amount_usd: usdAmount({ maxCents: MAX_CENTS }).meta({ description: 'USD, > 0 and at most 100000.' }),
     reference: z.string().trim().max(200).optional().meta({ description: 'Your transfer reference, shown to the operator.' }),
   })
-  .meta({ id: 'DepositCreate' });
+  .meta({ id: 'DepositCreate', examples: [{ amount_usd: '500.00', reference: 'ACME-2026-11' }] });
 
 export const CreditCreate = z
   .strictObject({ amount_usd: usdAmount({ maxCents: MAX_CENTS }), reason: z.string().trim().min(1, 'must not be blank').max(500) })
-  .meta({ id: 'CreditCreate' });
+  .meta({ id: 'CreditCreate', examples: [{ amount_usd: '50.00', reason: 'first funds' }] });
 
 export const ChargeCreate = z
   .strictObject({ tenant_id: resourceId('ten'), amount_usd: usdAmount({ maxCents: MAX_CENTS }), reason: z.string().trim().min(1, 'must not be blank').max(500) })
-  .meta({ id: 'ChargeCreate' });
+  .meta({ id: 'ChargeCreate', examples: [{ tenant_id: exampleId('ten'), amount_usd: '12.50', reason: 'support hours, November' }] });
 
-export const HoldCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'HoldCreate' });
-export const StopCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'StopCreate' });
+export const HoldCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'HoldCreate', examples: [{ reason: 'chargeback under review' }] });
+export const StopCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'StopCreate', examples: [{ reason: 'runaway job' }] });
 
 export const DepositIdParams = z.object({ deposit_id: resourceId('dep') });
 export const TenantIdParams = z.object({ tenant_id: resourceId('ten') });
@@ -297,7 +297,7 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
 
 export const CheckoutCreate = z
   .strictObject({ amount_usd: usdAmount({ maxCents: MAX_CENTS }).meta({ description: 'USD, > 0 and at most 100000.' }) })
-  .meta({ id: 'CheckoutCreate' });
+  .meta({ id: 'CheckoutCreate', examples: [{ amount_usd: '100.00' }] });
 
 export const CheckoutOut = z
   .object({
@@ -314,6 +314,8 @@ const autoRechargeAmount = () =>
 
 export const AutoRechargeUpdate = z
   .strictObject({ enabled: z.boolean(), threshold_usd: autoRechargeAmount(), amount_usd: autoRechargeAmount() })
-  .meta({ id: 'AutoRechargeUpdate' });
+  .meta({ id: 'AutoRechargeUpdate', examples: [{ enabled: true, threshold_usd: '20.00', amount_usd: '100.00' }] });
 
-export const SessionIdParams = z.object({ session_id: z.string().min(1).max(255).regex(/^[A-Za-z0-9_]+$/, 'must be a checkout session id') });
+export const SessionIdParams = z.object({
+  session_id: z.string().min(1).max(255).regex(/^[A-Za-z0-9_]+$/, 'must be a checkout session id').meta({ examples: ['mcs_3f9a0c2e7b1d4a6f8e20'] }),
+});

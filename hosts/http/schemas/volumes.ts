@@ -19,7 +19,7 @@ export const VolumeCreate = z
           "Its window: the sweep deletes it when these hours end, and its storage is never billed past them. Required when the token (or one that issued it) has a spend cap or max_rental_hours (at most that many); its storage for these hours is then committed on the token's cap.",
       }),
   })
-  .meta({ id: 'VolumeCreate' });
+  .meta({ id: 'VolumeCreate', examples: [{ name: 'datasets', size_gb: 100, provider: 'sandbox', region: 'us-east' }] });
 
 export const VolumeIdParams = z.object({ volume_id: resourceId('vol') });
 
