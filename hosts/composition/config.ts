@@ -46,6 +46,8 @@ export interface ControlPlaneConfig {
   webhooks?: WebhooksConfig;
   /** Deadlines and parallelism of calls to the clouds (DESIGN.md §17). */
   upstream?: UpstreamConfig;
+  /** What one tenant may hold at the providers in volumes (VOLUME_MAX_GB_PER_TENANT). Default 10,000 GB. */
+  volumes?: { maxGbPerTenant?: number };
 }
 
 export interface UpstreamConfig {
@@ -163,6 +165,7 @@ const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  VOLUME_MAX_GB_PER_TENANT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
   // the core's ceilings (core/upstream/call-deadlines.ts): configurable lower, never higher
   PROVIDER_CREATE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60_000).default(60_000),
   PROVIDER_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(30_000).default(30_000),
@@ -246,6 +249,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
     ...(e.SECRETS_KEY && { secretsKey: e.SECRETS_KEY }),
     webhooks: { allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true', timeoutMs: e.WEBHOOK_TIMEOUT_MS },
+    volumes: { maxGbPerTenant: e.VOLUME_MAX_GB_PER_TENANT },
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,
