@@ -988,6 +988,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/market/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A GPU family's lowest and median verified per-GPU price and GPUs available, by hour or day, over the last 90 days (at most 2000 points)
+         * @description Bearer token with the `read` scope.
+         */
+        get: operations["getPriceHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reservations": {
         parameters: {
             query?: never;
@@ -2363,6 +2383,26 @@ export interface components {
             created_at: string;
             /** @description End of its window (hours): the sweep deletes it then. null: kept until deleted. */
             ends_at: string | null;
+        };
+        PriceHistoryOut: {
+            /** @description The GPU family asked for, as the market names it. */
+            gpu_type: string;
+            /** @description Oldest first (then by provider). */
+            points: components["schemas"]["PricePointOut"][];
+        };
+        PricePointOut: {
+            /**
+             * Format: date-time
+             * @description The start of the hour (or UTC day) the point stands for.
+             */
+            at: string;
+            provider: string;
+            /** @description The lowest verified per-GPU price, in cents per GPU-hour. */
+            min_price_per_gpu_hour_cents: number;
+            /** @description The middle verified per-GPU price (the lower middle one of an even count). */
+            median_price_per_gpu_hour_cents: number;
+            /** @description GPUs available in verified offers. */
+            available_gpus: number;
         };
         ReservationOut: {
             id: string;
@@ -8483,6 +8523,104 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getPriceHistory: {
+        parameters: {
+            query: {
+                /** @description GPU family, e.g. H100 (case and spaces do not matter: "rtx 4090" works). */
+                gpu_type: string;
+                /** @description One provider's points; left out: every enabled provider's. */
+                provider?: string;
+                /** @description hour: each hour's last snapshot; day: the day's lowest price, the lower median of its hourly medians, its last hour's GPUs. */
+                granularity?: "hour" | "day";
+                /** @description From this moment (its hour or UTC day included). Default: 7 days before until by hour, 90 days by day. */
+                since?: string;
+                /** @description Up to this moment, excluded. Default: now. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Points, oldest first */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceHistoryOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `read` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `errors` names each field to fix */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

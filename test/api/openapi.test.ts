@@ -25,6 +25,7 @@ const EXPECTED = [
   'GET /v1/gpus',
   'GET /v1/marketplace',
   'GET /v1/market/summary',
+  'GET /v1/market/history',
   'GET /v1/billing/account',
   'GET /v1/billing/balance',
   'POST /v1/billing/deposits',
