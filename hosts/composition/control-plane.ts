@@ -12,6 +12,9 @@ import { MikroMarketSnapshotStore } from '../../adapters/storage/stores/market-s
 import { MikroPriceHistoryStore } from '../../adapters/storage/stores/price-history-store.ts';
 import { PriceHistory } from '../../core/market/price-history.ts';
 import { marketHistoryRoutes } from '../http/routes/market-history-routes.ts';
+import { sandboxRoutes } from '../http/routes/sandbox-routes.ts';
+import { SandboxChaos } from './sandbox-chaos.ts';
+import { SandboxProvider } from '../../adapters/providers/sandbox/adapter.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ids, Secrets } from '../../core/ports/ids.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -237,6 +240,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   container.register<Metrics>(TOKENS.metrics, { useValue: metrics });
   // outermost, so faults a test injects count as the provider's errors
   const providers = overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers;
+  // the simulated cloud itself (never a wrapper), for the operator's chaos routes
+  const sandbox = built.providers.find((provider): provider is SandboxProvider => provider instanceof SandboxProvider) ?? null;
   container.register<Provider[]>(TOKENS.providers, { useValue: providers.map((provider) => instrumentedProvider(provider, metrics)) });
   // on PostgreSQL several replicas may run: one lists each provider per interval and the others load its offers
   const sharedSnapshots = config.market?.sharedSnapshots ?? storage.target.kind === 'postgres';
@@ -488,6 +493,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
     ...marketHistoryRoutes(services.priceHistory),
+    // only with the sandbox on: elsewhere the paths do not exist (404)
+    ...(sandbox ? sandboxRoutes(new SandboxChaos({ storage, sandbox })) : []),
     ...reservationRoutes(services.reservations),
     ...webhookRoutes(services.webhooks),
     ...spotClaimRoutes(services.spotClaims),
