@@ -1955,10 +1955,7 @@ export interface components {
             hours?: number;
         };
         SandboxPriceIn: {
-            /**
-             * @description The offer's new on-demand price per GPU-hour, upstream USD (before markup), at most 4 decimals.
-             * @example 2.35
-             */
+            /** @description The offer's new on-demand price per GPU-hour, upstream USD (before markup), at most 4 decimals. */
             price_per_gpu_hour_usd: string | number;
         };
         ReservationCreate: {
@@ -9066,15 +9063,30 @@ export interface operations {
     getPriceHistory: {
         parameters: {
             query: {
-                /** @description GPU family, e.g. H100 (case and spaces do not matter: "rtx 4090" works). */
+                /**
+                 * @description GPU family, e.g. H100 (case and spaces do not matter: "rtx 4090" works).
+                 * @example H100
+                 */
                 gpu_type: string;
-                /** @description One provider's points; left out: every enabled provider's. */
+                /**
+                 * @description One provider's points; left out: every enabled provider's.
+                 * @example sandbox
+                 */
                 provider?: string;
-                /** @description hour: each hour's last snapshot; day: the day's lowest price, the lower median of its hourly medians, its last hour's GPUs. */
+                /**
+                 * @description hour: each hour's last snapshot; day: the day's lowest price, the lower median of its hourly medians, its last hour's GPUs.
+                 * @example hour
+                 */
                 granularity?: "hour" | "day";
-                /** @description From this moment (its hour or UTC day included). Default: 7 days before until by hour, 90 days by day. */
+                /**
+                 * @description From this moment (its hour or UTC day included). Default: 7 days before until by hour, 90 days by day.
+                 * @example 2026-11-20T00:00:00Z
+                 */
                 since?: string;
-                /** @description Up to this moment, excluded. Default: now. */
+                /**
+                 * @description Up to this moment, excluded. Default: now.
+                 * @example 2026-11-21T00:00:00Z
+                 */
                 until?: string;
             };
             header?: never;
@@ -9166,6 +9178,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
@@ -9277,6 +9290,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
@@ -9388,13 +9402,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A sandbox node id from GET /v1/gpus, e.g. sandbox:o123. */
+                /**
+                 * @description A sandbox node id from GET /v1/gpus, e.g. sandbox:100123.
+                 * @example sandbox:100123
+                 */
                 node_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_per_gpu_hour_usd": "2.35"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SandboxPriceIn"];
             };
         };

@@ -23,16 +23,16 @@ const SandboxPriceIn = z
     price_per_gpu_hour_usd: z
       .union([z.string(), z.number()])
       .transform((value) => String(value))
-      .meta({ description: 'The offer\'s new on-demand price per GPU-hour, upstream USD (before markup), at most 4 decimals.', example: '2.35' }),
+      .meta({ description: 'The offer\'s new on-demand price per GPU-hour, upstream USD (before markup), at most 4 decimals.' }),
   })
-  .meta({ id: 'SandboxPriceIn' });
+  .meta({ id: 'SandboxPriceIn', examples: [{ price_per_gpu_hour_usd: '2.35' }] });
 
 const NodeIdParams = z.object({
   node_id: z
     .string()
     .max(200)
     .regex(/^[a-z][a-z0-9_-]*:[A-Za-z0-9._~-]+$/, 'must be a node id from GET /v1/gpus, like sandbox:o123')
-    .meta({ description: 'A sandbox node id from GET /v1/gpus, e.g. sandbox:o123.' }),
+    .meta({ description: 'A sandbox node id from GET /v1/gpus, e.g. sandbox:100123.', examples: ['sandbox:100123'] }),
 });
 
 const eventOut = (o: ChaosOutcome): z.input<typeof SandboxEventOut> =>

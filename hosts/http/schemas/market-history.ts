@@ -4,11 +4,13 @@ import { dateTime, dateTimeOut } from './common.ts';
 
 export const PriceHistoryQuery = z
   .object({
-    gpu_type: z.string().trim().min(1, 'must not be empty').max(64).meta({ description: 'GPU family, e.g. H100 (case and spaces do not matter: "rtx 4090" works).', example: 'H100' }),
-    provider: z.string().trim().min(1).max(40).optional().meta({ description: "One provider's points; left out: every enabled provider's.", example: 'sandbox' }),
+    gpu_type: z.string().trim().min(1, 'must not be empty').max(64).meta({ description: 'GPU family, e.g. H100 (case and spaces do not matter: "rtx 4090" works).', examples: ['H100'] }),
+    provider: z.string().trim().min(1).max(40).optional().meta({ description: "One provider's points; left out: every enabled provider's.", examples: ['sandbox'] }),
     granularity: z.enum(['hour', 'day']).default('hour').meta({ description: 'hour: each hour\'s last snapshot; day: the day\'s lowest price, the lower median of its hourly medians, its last hour\'s GPUs.' }),
-    since: dateTime().optional().meta({ description: 'From this moment (its hour or UTC day included). Default: 7 days before until by hour, 90 days by day.' }),
-    until: dateTime().optional().meta({ description: 'Up to this moment, excluded. Default: now.' }),
+    since: dateTime('2026-11-20T00:00:00Z')
+      .optional()
+      .meta({ description: 'From this moment (its hour or UTC day included). Default: 7 days before until by hour, 90 days by day.' }),
+    until: dateTime('2026-11-21T00:00:00Z').optional().meta({ description: 'Up to this moment, excluded. Default: now.' }),
   })
   .meta({ id: 'PriceHistoryQuery' });
 
