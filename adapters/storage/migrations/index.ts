@@ -19,6 +19,7 @@ import { Migration0018MarketSnapshots } from './0018-market-snapshots.ts';
 import { Migration0019SessionIdentities } from './0019-session-identities.ts';
 import { Migration0020VolumesCreating } from './0020-volumes-creating.ts';
 import { Migration0021VolumeWindows } from './0021-volume-windows.ts';
+import { Migration0028MarketPriceHistory } from './0028-market-price-history.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   { name: '0019-session-identities', class: Migration0019SessionIdentities },
   { name: '0020-volumes-creating', class: Migration0020VolumesCreating },
   { name: '0021-volume-windows', class: Migration0021VolumeWindows },
+  { name: '0028-market-price-history', class: Migration0028MarketPriceHistory },
 ];
