@@ -158,6 +158,33 @@ describe('webhook endpoints', () => {
     expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body).toEqual([]);
   });
 
+  it('refuses, with 422, IPv4 inside IPv6: compatible, mapped (either spelling), translated, 6to4, NAT64 and Teredo forms of loopback and private addresses', async () => {
+    const { token } = await api.newTenant();
+    const refused = [
+      'https://[::7f00:1]/hook', // IPv4-compatible 127.0.0.1
+      'https://[::127.0.0.1]/hook',
+      'https://[::ffff:7f00:1]/hook', // IPv4-mapped, in hex
+      'https://[::ffff:0:7f00:1]/hook', // IPv4-translated 127.0.0.1
+      'https://[::ffff:0:a9fe:a9fe]/hook', // IPv4-translated 169.254.169.254
+      'https://[2002:7f00:1::1]/hook', // 6to4 of 127.0.0.1
+      'https://[2002:a00:1::1]/hook', // 6to4 of 10.0.0.1
+      'https://[2002:5db8:d822::1]/hook', // 6to4 of a public address: still a relay, not a host
+      'https://[64:ff9b::7f00:1]/hook', // NAT64 of 127.0.0.1
+      'https://[64:ff9b:1::a00:1]/hook', // local-use NAT64 of 10.0.0.1
+      'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', // Teredo, client 127.0.0.1
+      'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', // Teredo
+      'https://[100::1]/hook', // discard-only
+      'https://[5f00::1]/hook', // segment routing
+      'https://[3fff::1]/hook', // documentation
+    ];
+    for (const url of refused) {
+      const res = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
+      expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(422);
+      expect(res.body.detail).toMatch(/public addresses only/);
+    }
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body).toEqual([]);
+  });
+
   it('another tenant sees none of it: 404 on get, delete, test and deliveries', async () => {
     const owner = await api.newTenant();
     const other = await api.newTenant();
@@ -594,6 +621,37 @@ describe('SSRF at delivery', () => {
 
     // an unresolvable name, and a name pointing at loopback from the start, are refused at registration
     expect((await rebinding.call('POST', '/v1/webhook-endpoints', { token, body: { url: 'https://nowhere.test/hook' } })).status).toBe(422);
+  });
+
+  it('a name that resolves to IPv4 inside IPv6 at delivery (compatible, mapped, 6to4, NAT64, Teredo) is refused there, nothing sent', async () => {
+    const embedded = ['::7f00:1', '::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:0:7f00:1', '2002:7f00:1::1', '64:ff9b::a9fe:a9fe', '2001:0:4136:e378:8000:63bf:80ff:fffe'];
+    const asked = new Map<string, number>();
+    // each name resolves to a public address when registered, then to its embedded form
+    const resolver: Resolver = async (hostname) => {
+      const n = /^h(\d+)\.embedded\.test$/.exec(hostname);
+      if (!n) throw new Error('ENOTFOUND');
+      asked.set(hostname, (asked.get(hostname) ?? 0) + 1);
+      return asked.get(hostname) === 1 ? [{ address: '2606:4700:4700::1111', family: 6 }] : [{ address: embedded[Number(n[1])]!, family: 6 }];
+    };
+    const rebound = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: false, timeoutMs: 2_000 } }, { webhookResolver: resolver, clock: new ManualClock(new Date()) });
+    try {
+      const { token } = await rebound.newTenant();
+      const ids: string[] = [];
+      for (let i = 0; i < embedded.length; i++) {
+        const created = await rebound.call('POST', '/v1/webhook-endpoints', { token, body: { url: `https://h${i}.embedded.test/hook` } });
+        expect(created.status, JSON.stringify(created.body)).toBe(201);
+        ids.push(created.body.id);
+        await rebound.call('POST', `/v1/webhook-endpoints/${created.body.id}/test`, { token });
+      }
+      expect(await rebound.plane.services.webhookDeliveries.deliverDue()).toBe(embedded.length);
+      for (const [i, id] of ids.entries()) {
+        const attempt = (await rebound.call('GET', `/v1/webhook-endpoints/${id}/deliveries`, { token })).body.find((d: any) => d.attempt === 1);
+        expect(attempt, embedded[i]).toMatchObject({ status: 'failed', response_status: null });
+        expect(attempt.error, embedded[i]).toBe(`the host h${i}.embedded.test resolves to ${embedded[i]}, a private, loopback, link-local or reserved address: webhooks go to public addresses only`);
+      }
+    } finally {
+      await rebound.close();
+    }
   });
 
   it('without WEBHOOKS_ALLOW_HTTP, localhost is refused like any loopback target', async () => {
