@@ -26,6 +26,11 @@ export interface AttemptResult {
 
 /** Webhook endpoints and their deliveries; a tenant's reads see only its own. */
 export interface WebhookStore {
+  /**
+   * The tenant's endpoints not deleted (disabled ones included), counted under a lock on the tenant's registrations
+   * held until the transaction ends: another registration for the tenant waits, then counts this one's endpoint.
+   */
+  countEndpointsForRegistration(tenantId: string): Promise<number>;
   addEndpoint(endpoint: WebhookEndpoint): Promise<void>;
   /** Not deleted. */
   getEndpoint(tenantId: string, endpointId: string): Promise<WebhookEndpoint | null>;

@@ -55,6 +55,8 @@ export interface WebhooksConfig {
   pollMs?: number;
   /** Longest a POST to an endpoint may take (WEBHOOK_TIMEOUT_MS). Default 10 000 ms. */
   timeoutMs?: number;
+  /** Endpoints a tenant may hold, deleted ones aside (WEBHOOK_MAX_ENDPOINTS_PER_TENANT). Default 20. */
+  maxEndpointsPerTenant?: number;
 }
 
 export interface MetricsConfig {
@@ -148,6 +150,7 @@ const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_MAX_ENDPOINTS_PER_TENANT: z.coerce.number().int().min(1).max(100_000).default(20),
 });
 
 export class ConfigError extends Error {
@@ -213,7 +216,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
     ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
     ...(e.SECRETS_KEY && { secretsKey: e.SECRETS_KEY }),
-    webhooks: { allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true', timeoutMs: e.WEBHOOK_TIMEOUT_MS },
+    webhooks: { allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true', timeoutMs: e.WEBHOOK_TIMEOUT_MS, maxEndpointsPerTenant: e.WEBHOOK_MAX_ENDPOINTS_PER_TENANT },
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

@@ -6,7 +6,7 @@ import type { Ids } from '../../core/ports/ids.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
-import { WebhookService } from '../../core/webhooks/webhook-service.ts';
+import { DEFAULT_MAX_ENDPOINTS_PER_TENANT, WebhookService } from '../../core/webhooks/webhook-service.ts';
 import type { WebhooksConfig } from './config.ts';
 
 export interface Webhooks {
@@ -31,7 +31,7 @@ export function createWebhooks(
   });
   const signer = new StandardWebhookSigner();
   const shared = { storage: deps.storage, clock: deps.clock, ids: deps.ids, secretBox: deps.secretBox, signer, transport };
-  const service = new WebhookService(shared);
+  const service = new WebhookService({ ...shared, maxEndpointsPerTenant: config?.maxEndpointsPerTenant ?? DEFAULT_MAX_ENDPOINTS_PER_TENANT });
   const worker = new DeliveryWorker(shared);
 
   let stopped = config?.delivery === false;

@@ -201,6 +201,41 @@ describe('webhook endpoints', () => {
     expect((await api.call('GET', `/v1/webhook-endpoints/${id}`, { token: owner.token })).status).toBe(200);
   });
 
+  it('holds at most WEBHOOK_MAX_ENDPOINTS_PER_TENANT endpoints (default 20, disabled ones count, deleted ones not): past it 409 naming the limit; 40 parallel creates at 19 leave 20', async () => {
+    const { token, tenantId } = await api.newTenant();
+    const other = await api.newTenant();
+    for (let i = 0; i < 19; i++) await register(token, receiver, { description: `n${i}` });
+    const raced = await Promise.all(Array.from({ length: 40 }, () => api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })));
+    expect(raced.filter((r) => r.status === 201)).toHaveLength(1);
+    const refused = raced.filter((r) => r.status !== 201);
+    expect(refused.map((r) => r.status)).toEqual(Array(39).fill(409));
+    expect(refused[0]!.body.detail).toMatch(/20 webhook endpoints.*WEBHOOK_MAX_ENDPOINTS_PER_TENANT/);
+    const held = async () => (await api.plane.storage.execute<{ n: number }[]>('select count(*)::int as n from webhook_endpoints where tenant_id = ? and deleted_at is null', [tenantId]))[0]!.n;
+    expect(await held()).toBe(20);
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body).toHaveLength(20);
+    // another tenant's endpoints are its own count
+    await register(other.token, receiver);
+    // a disabled endpoint still counts; a deleted one frees its place
+    const [first, second] = (await api.call('GET', '/v1/webhook-endpoints', { token })).body;
+    await api.plane.storage.execute(`update webhook_endpoints set disabled_at = now(), disabled_reason = 'test' where id = ?`, [first.id]);
+    expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(409);
+    expect((await api.call('DELETE', `/v1/webhook-endpoints/${second.id}`, { token })).status).toBe(204);
+    expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(201);
+    expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(409);
+    expect(await held()).toBe(20);
+  });
+
+  it('WEBHOOK_MAX_ENDPOINTS_PER_TENANT set lower is the limit', async () => {
+    const small = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: false, maxEndpointsPerTenant: 2 } });
+    try {
+      const { token } = await small.newTenant();
+      for (const expected of [201, 201, 409]) expect((await small.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(expected);
+      expect((await small.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).body.detail).toMatch(/2 webhook endpoints/);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('needs the manage scope to register, read to list', async () => {
     const { token } = await api.newTenant();
     const reader = await api.call('POST', '/v1/tokens', { token, body: { scopes: ['read'] } });

@@ -107,6 +107,16 @@ describe('configuration from the environment', () => {
   });
 });
 
+describe('webhook settings from the environment', () => {
+  it('WEBHOOK_MAX_ENDPOINTS_PER_TENANT: 20 by default, a positive whole number when set', () => {
+    expect(configFromEnv({}).webhooks).toMatchObject({ maxEndpointsPerTenant: 20 });
+    expect(configFromEnv({ WEBHOOK_MAX_ENDPOINTS_PER_TENANT: '5' }).webhooks).toMatchObject({ maxEndpointsPerTenant: 5 });
+    for (const value of ['0', '-1', '2.5', 'many', '100001']) {
+      expect(() => configFromEnv({ WEBHOOK_MAX_ENDPOINTS_PER_TENANT: value }), value).toThrow(/WEBHOOK_MAX_ENDPOINTS_PER_TENANT/);
+    }
+  });
+});
+
 describe('an embedding program\'s configuration', () => {
   it('is refused, before any storage opens, when a real cloud would run beside the embedded processor unasked', async () => {
     // nothing listens on port 9: opening the storage would fail with another error

@@ -43,6 +43,13 @@ export class MikroWebhookStore implements WebhookStore {
     this.em = em;
   }
 
+  async countEndpointsForRegistration(tenantId: string): Promise<number> {
+    // the tenant's row is the lock: no key update, so rows elsewhere that reference the tenant (key share) never wait on it
+    await this.em.execute(`select id from tenants where id = ? for no key update`, [tenantId]);
+    const [row] = await this.em.execute<Row[]>(`select count(*)::int as n from webhook_endpoints where tenant_id = ? and deleted_at is null`, [tenantId]);
+    return num(row!.n);
+  }
+
   async addEndpoint(w: WebhookEndpoint): Promise<void> {
     await this.em.execute(
       `insert into webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) values (?, ?, ?, ?::text[], ?, ?, ?, ?, ?, ?)`,
