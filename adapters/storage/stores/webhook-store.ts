@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { EventType, StoredEvent } from '../../../core/events/event.ts';
-import type { AttemptResult, ClaimedDelivery, WebhookStore } from '../../../core/ports/webhook-storage.ts';
+import type { AttemptResult, ClaimedDelivery, TenantShare, WebhookStore } from '../../../core/ports/webhook-storage.ts';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../../../core/webhooks/endpoint.ts';
 import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
@@ -95,17 +95,29 @@ export class MikroWebhookStore implements WebhookStore {
     return rows.map(toDelivery);
   }
 
-  async claimDue(now: Date, claimUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, claimUntil: Date, limit: number, share: TenantShare): Promise<ClaimedDelivery[]> {
+    const held = [...share.held].filter(([, n]) => n > 0);
+    // due attempts of tenants with room, ranked within their tenant (oldest first): the first `room` of each, tenants
+    // in turns; then locked (skipping rows another worker holds) and the claim checked again on the row locked.
+    // Ranking reads every due attempt: the cost grows with the backlog, which the pool keeps short but for
+    // endpoints that are slow (docs/decisions.md, Webhook fairness)
     const rows = await this.em.execute<Row[]>(
-      `with claimed as (
+      `with held (tenant_id, n) as (select * from unnest(?::text[], ?::int[])),
+       ranked as (
+         select x.id, x.next_attempt_at, greatest(?::int - coalesce(h.n, 0), 0) as room,
+                row_number() over (partition by w.tenant_id order by x.next_attempt_at, x.id) as turn
+           from webhook_deliveries x join webhook_endpoints w on w.id = x.endpoint_id left join held h on h.tenant_id = w.tenant_id
+          where x.status in ('pending', 'sending') and x.next_attempt_at <= ?
+            and (x.status = 'pending' or x.claimed_until < ?)
+            and w.deleted_at is null and w.disabled_at is null
+            and coalesce(h.n, 0) < ?::int),
+       picked as (select id from ranked where turn <= room order by turn, next_attempt_at, id limit ?),
+       claimed as (
          update webhook_deliveries d set status = 'sending', claimed_until = ?, attempted_at = coalesce(d.attempted_at, ?)
           where d.id in (
-            select x.id from webhook_deliveries x join webhook_endpoints w on w.id = x.endpoint_id
-             where x.status in ('pending', 'sending') and x.next_attempt_at <= ?
-               and (x.status = 'pending' or x.claimed_until < ?)
-               and w.deleted_at is null and w.disabled_at is null
-             order by x.next_attempt_at, x.id
-             limit ?
+            select x.id from webhook_deliveries x
+             where x.id in (select id from picked)
+               and (x.status = 'pending' or (x.status = 'sending' and x.claimed_until < ?))
              for update of x skip locked)
          returning d.*)
        select ${DELIVERY.replaceAll('d.', 'c.')}, e.tenant_id as event_tenant_id, e.data as event_data, e.created_at as event_created_at,
@@ -113,7 +125,7 @@ export class MikroWebhookStore implements WebhookStore {
               coalesce((select f.attempted_at from webhook_deliveries f where f.endpoint_id = c.endpoint_id and f.event_id = c.event_id and f.attempt = 1), ?) as first_due_at
          from claimed c join webhook_events e on e.id = c.event_id join webhook_endpoints w on w.id = c.endpoint_id
         order by c.next_attempt_at, c.id`,
-      [claimUntil, now, now, now, limit, now],
+      [textArray(held.map(([tenant]) => tenant)), `{${held.map(([, n]) => n).join(',')}}`, share.perTenant, now, now, share.perTenant, limit, claimUntil, now, now, now],
     );
     return rows.map((row) => ({
       delivery: toDelivery(row),
