@@ -586,8 +586,10 @@ describe('the worker in the sweep daemon', () => {
       daemon = spawnEntry(SWEEP_MAIN, { DATABASE_URL: url, SECRETS_KEY: SECRETS_KEY.toString('base64'), WEBHOOKS_ALLOW_HTTP: 'true', LOG_LEVEL: 'info' });
       for (let waited = 0; target.received.length === 0 && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(target.received.map((r) => [r.id, r.verified]), daemon.output().slice(-2000)).toEqual([[sent.body.event_id, true]]);
-      const attempts = (await server.call('GET', `/v1/webhook-endpoints/${created.body.id}/deliveries`, { token })).body;
-      expect(attempts).toMatchObject([{ status: 'succeeded', response_status: 204 }]);
+      // recorded once the receiver's answer is back in the daemon: a moment after the receiver has it
+      const attempts = async () => (await server.call('GET', `/v1/webhook-endpoints/${created.body.id}/deliveries`, { token })).body;
+      for (let waited = 0; (await attempts())[0]?.status === 'sending' && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await attempts()).toMatchObject([{ status: 'succeeded', response_status: 204 }]);
     } finally {
       if (daemon) await stop(daemon);
       await target.close();
