@@ -9,7 +9,6 @@ import type { AutoRecharge, AutoRechargePayment, Deposit } from './account.ts';
 import { accountFigures, hasUnpaidBlockDue } from './account-view.ts';
 import { isolated } from './isolated.ts';
 import { autoRechargeFailedEvent, depositEvent } from '../events/account-events.ts';
-import type { CheckoutReport } from './sweep.ts';
 
 const DAY_MS = 86_400_000;
 /**
@@ -35,6 +34,13 @@ export interface AutoRechargeUpdate {
   enabled: boolean;
   thresholdCents?: Cents | null;
   amountCents?: Cents | null;
+}
+
+/** What the sweep's catch-up of checkouts settled, and the conflicts it left for an operator. */
+export interface CheckoutReport {
+  settled: number;
+  conflicts: string[];
+  errors: string[];
 }
 
 export interface AutoRechargeReport {

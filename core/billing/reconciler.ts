@@ -35,12 +35,12 @@ const isGone = (machine: Machine): boolean => machine.status === 'terminated' ||
 export class Reconciler {
   private readonly storage: Storage;
   private readonly clock: Clock;
-  private readonly rentals: RentalService;
+  private readonly rentals: Pick<RentalService, 'endBilling' | 'removeUpstream'>;
   private readonly provisioningDeadlineMs: number;
   private readonly metrics: Metrics;
   private readonly concurrency: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: Pick<RentalService, 'endBilling' | 'removeUpstream'>; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
     this.metrics = deps.metrics ?? NO_METRICS;
     this.concurrency = Math.max(1, deps.providerConcurrency ?? 4);
     this.storage = deps.storage;
