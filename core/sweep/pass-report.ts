@@ -1,4 +1,4 @@
-import type { AutoRechargeReport } from '../billing/payments-service.ts';
+import type { AutoRechargeReport } from '../billing/payments/charge-attempt.ts';
 import type { SweepPassOutcome } from '../ports/metrics.ts';
 
 /** What the steps of a pass count; each count of the pass report is the sum of its steps' (core/sweep/steps). */

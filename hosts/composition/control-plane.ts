@@ -26,7 +26,7 @@ import { RentalService } from '../../core/rentals/rental-service.ts';
 import { AccountControl } from '../../core/billing/account-control.ts';
 import { SweepService } from '../../core/sweep/sweep-service.ts';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../../core/sweep/settings.ts';
-import { PaymentsService } from '../../core/billing/payments-service.ts';
+import { PaymentsService } from '../../core/billing/payments/payments-service.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
 import { choosePayments, createPayments } from './payments.ts';

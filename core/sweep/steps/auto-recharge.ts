@@ -1,4 +1,4 @@
-import type { AutoRechargeReport } from '../../billing/payments-service.ts';
+import type { AutoRechargeReport } from '../../billing/payments/charge-attempt.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { PassCounts } from '../pass-report.ts';

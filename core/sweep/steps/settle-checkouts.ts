@@ -1,4 +1,4 @@
-import type { CheckoutReport } from '../../billing/payments-service.ts';
+import type { CheckoutReport } from '../../billing/payments/settle-pending-checkouts.ts';
 import type { PassCounts } from '../pass-report.ts';
 import type { SweepStep } from '../step.ts';
 
