@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
-import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
+import type { AccountView, OperatorAccountView } from '../../../core/billing/accounts/account-views.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
 import type { SweepReport } from '../../../core/sweep/pass-report.ts';
 import { dateTimeOut, exampleId, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
