@@ -24,9 +24,9 @@ const BILLED = new Set(['provisioning', 'running', 'rebooting']);
 const isGone = (machine: Machine): boolean => machine.status === 'terminated' || machine.status === 'failed';
 
 /**
- * Brings our records and each provider's machines together (DESIGN.md §5 and §7): adopts machines of
- * ambiguous creates by their label, fails rentals whose machine never started (full refund), closes
- * machines gone upstream, retries terminations, and removes labelled machines nobody pays for.
+ * Brings our records and each provider's machines together (docs/decisions.md, "Accounts, ledger, rentals"):
+ * adopts machines of ambiguous creates by their label, fails rentals whose machine never started (full refund),
+ * closes machines gone upstream, retries terminations, and removes labelled machines nobody pays for.
  *
  * Every decision is taken from our records read after the provider's listing: a machine in the listing
  * was created after its instance was committed, so a rental made while this runs is never taken for an
