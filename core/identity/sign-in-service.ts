@@ -6,7 +6,7 @@ import type { CodeSent, Identity, IdentityRef } from '../ports/identity.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
 import type { DeviceFlow } from './links.ts';
-import type { Token } from '../tenancy/token.ts';
+import { linksPeople, type Token } from '../tenancy/token.ts';
 
 export interface SignInSettings {
   /** Failed sign-ins (and, apart, failed code tries) one email may have within the window before 429. */
@@ -108,7 +108,7 @@ export class SignInService {
 
   /** Email and password: a session, or the new-password step of an invited user. */
   async signIn(caller: Token | null, email: string, password: string): Promise<SignInResult> {
-    this.mayLink(caller);
+    await this.mayLink(caller);
     const outcome = await this.checkPassword(email, password);
     if (outcome.kind === 'new_password_required') return { status: 'new_password_required', session: outcome.session };
     return { status: 'signed_in', session: await this.linkOrProvision(caller, outcome.identity) };
@@ -130,7 +130,7 @@ export class SignInService {
   }
 
   async completeNewPassword(caller: Token | null, email: string, session: string, newPassword: string): Promise<Session> {
-    this.mayLink(caller);
+    await this.mayLink(caller);
     return this.linkOrProvision(caller, await this.setNewPassword(email, session, newPassword));
   }
 
@@ -141,7 +141,7 @@ export class SignInService {
 
   /** A hosted sign-in page's authorization code, for a session. */
   async exchange(caller: Token | null, request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<Session> {
-    this.mayLink(caller);
+    await this.mayLink(caller);
     const identity = await this.idp('exchange the code', () => this.identity.exchangeCode(request));
     return this.linkOrProvision(caller, identity);
   }
@@ -206,7 +206,7 @@ export class SignInService {
    */
   async pollDevice(caller: Token | null, deviceCode: string): Promise<DevicePollResult> {
     const host = this.requireCodeHost();
-    this.mayLink(caller);
+    await this.mayLink(caller);
     const digest = this.secrets.digest(deviceCode);
     const gate = await this.storage.transaction(async (uow): Promise<{ answer: DevicePollResult } | { flow: DeviceFlow }> => {
       const flow = await uow.deviceFlows.lockByDigest(digest);
@@ -284,10 +284,20 @@ export class SignInService {
     return { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked };
   }
 
-  /** With a bearer, signing in links the identity to the caller's tenant, which needs manage (403 first). */
-  private mayLink(caller: Token | null): void {
-    if (caller && !caller.scopes.includes('manage')) {
-      throw new DomainError('SCOPE_REQUIRED', 'linking an identity to your tenant needs a token with the manage scope; sign in without a bearer to reach the identity\'s own tenant');
+  /**
+   * With a bearer, signing in links the identity to the caller's tenant: only a console session or a root
+   * credential may (linksPeople), checked before anything else happens, so a refused bearer (403) spends no
+   * code, no device flow and no password try, and links nobody.
+   */
+  private async mayLink(caller: Token | null): Promise<void> {
+    if (!caller) return;
+    const chain = await this.storage.read((uow) => uow.tokens.chain(caller.tenantId, caller.id));
+    if (!linksPeople(chain)) {
+      throw new DomainError(
+        'SCOPE_REQUIRED',
+        'linking a person to your tenant needs a console session or a root token (manage, and no spend cap, no max_rental_hours, no expiry on it or the tokens that issued it); ' +
+          'sign in without a bearer to reach the identity\'s own tenant',
+      );
     }
   }
 
