@@ -1,17 +1,22 @@
-import { DomainError, notFound, rateLimited, upstreamUnavailable } from '../errors.ts';
+import { DomainError, notFound, upstreamUnavailable } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { CodeHost, DeviceStart } from '../ports/code-host.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
-import type { CodeSent, Identity, IdentityRef } from '../ports/identity.ts';
+import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../ports/identity.ts';
+import type { MailAllowance } from '../ports/mailer.ts';
+import { maskAddress } from './addresses.ts';
+import { FailureThrottle, isWrongCode, isWrongPassword, type ThrottleSettings } from './failure-throttle.ts';
+import { DatabaseMailAllowance, type MailAllowanceSettings } from './mail-allowance.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
 import type { DeviceFlow } from './links.ts';
 import { linksPeople, type Token } from '../tenancy/token.ts';
 
 export interface SignInSettings {
-  /** Failed sign-ins (and, apart, failed code tries) one email may have within the window before 429. */
-  failureLimit: number;
-  failureWindowMs: number;
+  /** Failed sign-ins and wrong codes allowed before 429 (docs/decisions.md, "Sign-in throttles"). */
+  throttle: ThrottleSettings;
+  /** Asks that may mail one address (docs/decisions.md, "Mail to one address"). */
+  mail: MailAllowanceSettings;
 }
 
 /** A console session handed to a person: the bearer secret (shown once) and where it leads. */
@@ -36,8 +41,6 @@ export interface Invited {
   status: 'invited';
 }
 
-const emailKey = (email: string): string => email.trim().toLowerCase();
-
 /** An identity found to belong elsewhere while linking: the transaction is rolled back and re-read. */
 class LinkedMeanwhile extends Error {}
 
@@ -56,7 +59,8 @@ export class SignInService {
   private readonly tenancy: TenancyService;
   private readonly identity: Identity;
   private readonly codeHost: CodeHost | null;
-  private readonly settings: SignInSettings;
+  private readonly throttle: FailureThrottle;
+  private readonly allowance: MailAllowance;
 
   constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tenancy: TenancyService; identity: Identity; codeHost: CodeHost | null; settings: SignInSettings }) {
     this.storage = deps.storage;
@@ -66,7 +70,8 @@ export class SignInService {
     this.tenancy = deps.tenancy;
     this.identity = deps.identity;
     this.codeHost = deps.codeHost;
-    this.settings = deps.settings;
+    this.throttle = new FailureThrottle({ storage: deps.storage, clock: deps.clock, settings: deps.settings.throttle });
+    this.allowance = new DatabaseMailAllowance({ storage: deps.storage, clock: deps.clock, settings: deps.settings.mail });
   }
 
   /** AuthConfigOut: the identity provider's public settings (never a secret), and the device flow when a code host is configured. */
@@ -79,15 +84,15 @@ export class SignInService {
   }
 
   signUp(email: string, password: string): Promise<CodeSent> {
-    return this.idp('sign up', () => this.identity.signUp(email, password));
+    return this.mayMail(email, () => this.idp('sign up', () => this.identity.signUp(email, password)));
   }
 
   resendCode(email: string): Promise<CodeSent> {
-    return this.idp('send a code', () => this.identity.resendCode(email));
+    return this.mayMail(email, () => this.idp('send a code', () => this.identity.resendCode(email)));
   }
 
   forgotPassword(email: string): Promise<CodeSent> {
-    return this.idp('send a code', () => this.identity.forgotPassword(email));
+    return this.mayMail(email, () => this.idp('send a code', () => this.identity.forgotPassword(email)));
   }
 
   confirmEmail(email: string, code: string): Promise<void> {
@@ -99,34 +104,25 @@ export class SignInService {
    * tenant, with the tokens those sessions issued): whoever stole a session loses it with the old password.
    */
   async resetPassword(email: string, code: string, newPassword: string): Promise<void> {
-    let identity: IdentityRef | undefined;
-    await this.codeTry(email, async () => {
-      identity = await this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword));
-    });
-    await this.tenancy.endSessionsOf(identity!);
+    const identity = await this.codeTry(email, () => this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword)));
+    await this.tenancy.endSessionsOf(identity);
   }
 
-  /** Email and password: a session, or the new-password step of an invited user. */
-  async signIn(caller: Token | null, email: string, password: string): Promise<SignInResult> {
+  /** Email and password: a session, or the new-password step of an invited user. `client`: the caller's address. */
+  async signIn(caller: Token | null, email: string, password: string, client: string): Promise<SignInResult> {
     await this.mayLink(caller);
-    const outcome = await this.checkPassword(email, password);
+    const outcome = await this.checkPassword(email, password, client);
     if (outcome.kind === 'new_password_required') return { status: 'new_password_required', session: outcome.session };
     return { status: 'signed_in', session: await this.linkOrProvision(caller, outcome.identity) };
   }
 
   /**
-   * The password check alone, throttled per email: the hosted sign-in page uses it before it hands out an
-   * authorization code. After `failureLimit` failures within the window the email answers 429 until the
-   * window frees a slot, even with the right password.
+   * The password check alone, throttled per email and client address under a per-email ceiling (FailureThrottle):
+   * the hosted sign-in page uses it before it hands out an authorization code. Past a limit the answer is 429
+   * until the window frees a slot, even with the right password.
    */
-  async checkPassword(email: string, password: string) {
-    await this.throttle(email, 'password');
-    try {
-      return await this.idp('sign in', () => this.identity.signIn(email, password));
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'INVALID_CREDENTIALS') await this.recordFailure(email, 'password');
-      throw error;
-    }
+  checkPassword(email: string, password: string, client: string): Promise<SignInOutcome> {
+    return this.throttle.guard('password', email, client, isWrongPassword, () => this.idp('sign in', () => this.identity.signIn(email, password)));
   }
 
   async completeNewPassword(caller: Token | null, email: string, session: string, newPassword: string): Promise<Session> {
@@ -155,7 +151,9 @@ export class SignInService {
       const earlier = await this.storage.read((uow) => uow.identities.findByEmail(this.identity.name, email));
       if (earlier && earlier.tenantId !== tenantId) throw invitedElsewhere(email, earlier.tenantId, false);
     }
-    const identity = await this.idp('invite', () => this.identity.invite(email));
+    // an invitation mails the address too: past its allowance the account is still made, and not mailed
+    const mail = await this.allowance.take(email);
+    const identity = await this.idp('invite', () => this.identity.invite(email, { mail }));
     const linked = await this.storage.transaction(async (uow) => {
       const now = this.clock.now();
       // a renewed invitation (the provider mailed a fresh temporary password) stays with its tenant
@@ -318,31 +316,15 @@ export class SignInService {
 
   // ---- throttling -----------------------------------------------------------------------------------
 
-  private async codeTry(email: string, work: () => Promise<void>): Promise<void> {
-    await this.throttle(email, 'code');
-    try {
-      await work();
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'INVALID_INPUT' && error.problems.some((p) => p.loc.at(-1) === 'code')) await this.recordFailure(email, 'code');
-      throw error;
-    }
+  /** A code tried in a slot of the email's wrong-code allowance (codes are one secret wherever they are tried). */
+  private codeTry<T>(email: string, work: () => Promise<T>): Promise<T> {
+    return this.throttle.guard('code', email, '', isWrongCode, work);
   }
 
-  private async throttle(email: string, kind: 'password' | 'code'): Promise<void> {
-    const now = this.clock.now();
-    const windowStart = new Date(now.getTime() - this.settings.failureWindowMs);
-    const { count, oldest } = await this.storage.read((uow) => uow.authFailures.since(emailKey(email), kind, windowStart));
-    if (count < this.settings.failureLimit || !oldest) return;
-    const seconds = (oldest.getTime() + this.settings.failureWindowMs - now.getTime()) / 1000;
-    throw rateLimited(kind === 'password' ? 'too many failed sign-ins for this email' : 'too many wrong codes for this email', seconds);
-  }
-
-  private async recordFailure(email: string, kind: 'password' | 'code'): Promise<void> {
-    const now = this.clock.now();
-    await this.storage.transaction(async (uow) => {
-      await uow.authFailures.prune(new Date(now.getTime() - this.settings.failureWindowMs));
-      await uow.authFailures.record(emailKey(email), kind, now);
-    });
+  /** An ask that may mail the address: past the address's allowance the provider is not asked, the answer is the same. */
+  private async mayMail(email: string, ask: () => Promise<CodeSent>): Promise<CodeSent> {
+    if (await this.allowance.take(email)) return ask();
+    return { destination: maskAddress(email.trim().toLowerCase()) };
   }
 }
 

@@ -58,6 +58,9 @@ export interface Identity {
    * TemporaryPasswordValidityDays); signing in with an expired one is CONFLICT saying to ask for a new
    * invitation. Inviting an address whose invitation is still pending (expired or not) mails a fresh
    * temporary password and answers the same identity; CONFLICT when the address has an account in use.
+   * An address that signed up and never confirmed is taken over: whoever signed up loses it, and the
+   * invitation stands in its place. With `mail: false` (the address's mail allowance is spent) the account is
+   * made all the same and nothing is mailed; inviting again later mails a fresh temporary password.
    */
-  invite(email: string): Promise<IdentityRef>;
+  invite(email: string, options?: { mail?: boolean }): Promise<IdentityRef>;
 }

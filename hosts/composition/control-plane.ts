@@ -158,9 +158,13 @@ const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
 /** Auto-recharge payments allowed in any rolling 24 hours (DESIGN.md §3); payments arrive in a later issue. */
 const MAX_PAYMENTS_PER_24H = 3;
-/** Failed sign-ins (and, apart, wrong codes) one email may have in 15 minutes before 429 (issue 10). */
-const SIGN_IN_FAILURE_LIMIT = 10;
-const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60_000;
+/**
+ * Sign-in throttles (docs/decisions.md, "Sign-in throttles"): in 15 minutes, 10 failed sign-ins per email and
+ * client address, 50 per email from all addresses, 5 wrong codes per email (a code lives 15 minutes with 5 tries).
+ */
+const SIGN_IN_THROTTLE = { windowMs: 15 * 60_000, passwordPerClient: 10, passwordPerEmail: 50, codesPerEmail: 5 };
+/** At most 5 asks that may mail one address in an hour (docs/decisions.md, "Mail to one address"). */
+const MAIL_ALLOWANCE = { perAddress: 5, windowMs: 3_600_000 };
 /** A rental whose machine no provider ever showed is failed and refunded after this long. */
 const PROVISIONING_DEADLINE_MS = 15 * 60_000;
 /** Runaway protection: an account burning more than $1,000 an hour trips its breaker (configurable). */
@@ -394,7 +398,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           tenancy: c.resolve<TenancyService>(TOKENS.tenancy),
           identity: signInAdapters.identity,
           codeHost: signInAdapters.codeHost,
-          settings: { failureLimit: SIGN_IN_FAILURE_LIMIT, failureWindowMs: SIGN_IN_FAILURE_WINDOW_MS },
+          settings: { throttle: SIGN_IN_THROTTLE, mail: MAIL_ALLOWANCE },
         }),
     ),
   });
@@ -469,7 +473,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...(signInAdapters.builtin
       ? authorizeRoutes({
           identity: signInAdapters.builtin,
-          signIn: (email, password) => services.signIn.checkPassword(email, password),
+          signIn: (email, password, client) => services.signIn.checkPassword(email, password, client),
           completeNewPassword: (email, session, password) => services.signIn.setNewPassword(email, session, password),
         })
       : []),

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { DeviceFlow, DeviceFlowStatus, IdentityLink } from '../../../core/identity/links.ts';
-import type { AuthFailureStore, DeviceFlowStore, IdentityLinkStore } from '../../../core/ports/storage.ts';
+import type { AuthFailureStore, DeviceFlowStore, FailureCount, IdentityLinkStore, MailSendStore } from '../../../core/ports/storage.ts';
 import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
 
 export class MikroIdentityLinkStore implements IdentityLinkStore {
@@ -93,16 +93,59 @@ export class MikroAuthFailureStore implements AuthFailureStore {
     this.em = em;
   }
 
-  async record(emailKey: string, kind: 'password' | 'code', at: Date): Promise<void> {
-    await this.em.execute(`insert into auth_failures (email_key, kind, at) values (?, ?, ?)`, [emailKey, kind, at]);
+  async lockEmail(emailKey: string): Promise<void> {
+    // a transaction-scoped advisory lock: nothing to clean up, released at commit or rollback
+    await this.em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`auth-failures:${emailKey}`]);
   }
 
-  async since(emailKey: string, kind: 'password' | 'code', since: Date): Promise<{ count: number; oldest: Date | null }> {
-    const [row] = await this.em.execute<Row[]>(`select count(*) as n, min(at) as oldest from auth_failures where email_key = ? and kind = ? and at > ?`, [emailKey, kind, since]);
-    return { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null };
+  async count(emailKey: string, clientKey: string, kind: 'password' | 'code', since: Date): Promise<{ email: FailureCount; client: FailureCount }> {
+    const [row] = await this.em.execute<Row[]>(
+      `select count(*) as n, min(at) as oldest,
+              count(*) filter (where client_key = ?) as client_n, min(at) filter (where client_key = ?) as client_oldest
+         from auth_failures where email_key = ? and kind = ? and at > ?`,
+      [clientKey, clientKey, emailKey, kind, since],
+    );
+    return {
+      email: { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null },
+      client: { count: row ? num(row.client_n) : 0, oldest: row ? dateOrNull(row.client_oldest) : null },
+    };
+  }
+
+  async record(emailKey: string, clientKey: string, kind: 'password' | 'code', at: Date): Promise<string> {
+    const [row] = await this.em.execute<Row[]>(`insert into auth_failures (email_key, client_key, kind, at) values (?, ?, ?, ?) returning id`, [emailKey, clientKey, kind, at]);
+    return String(row!.id);
+  }
+
+  async forget(id: string): Promise<void> {
+    await this.em.execute(`delete from auth_failures where id = ?`, [id]);
   }
 
   async prune(before: Date): Promise<void> {
     await this.em.execute(`delete from auth_failures where at <= ?`, [before]);
+  }
+}
+
+export class MikroMailSendStore implements MailSendStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async lockAddress(address: string): Promise<void> {
+    await this.em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`mail-sends:${address}`]);
+  }
+
+  async countSince(address: string, since: Date): Promise<FailureCount> {
+    const [row] = await this.em.execute<Row[]>(`select count(*) as n, min(at) as oldest from mail_sends where address = ? and at > ?`, [address, since]);
+    return { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null };
+  }
+
+  async record(address: string, at: Date): Promise<void> {
+    await this.em.execute(`insert into mail_sends (address, at) values (?, ?)`, [address, at]);
+  }
+
+  async prune(before: Date): Promise<void> {
+    await this.em.execute(`delete from mail_sends where at <= ?`, [before]);
   }
 }

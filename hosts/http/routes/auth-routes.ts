@@ -1,4 +1,5 @@
 import type { SignInService } from '../../../core/identity/sign-in-service.ts';
+import { clientKeyOf } from '../client-address.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
 import {
   AuthConfigOut,
@@ -32,6 +33,11 @@ const WRONG_CREDENTIALS: RouteResponse = { status: 401, description: 'Wrong emai
 const LINK_REFUSED: RouteResponse = {
   status: 403,
   description: 'A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent',
+};
+const THROTTLED: RouteResponse = {
+  status: 429,
+  description:
+    'Too many failed sign-ins for this email (10 from one client address, 50 from all, in 15 minutes) or wrong codes (5 in 15 minutes), or too many requests; wait Retry-After seconds',
 };
 const UPSTREAM: RouteResponse = { status: 503, description: 'The identity provider could not be reached' };
 
@@ -72,7 +78,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: publicRoute,
       body: EmailCodeIn,
-      responses: [{ status: 200, description: 'Confirmed: sign in now', schema: AuthStepOut }, UPSTREAM],
+      responses: [{ status: 200, description: 'Confirmed: sign in now', schema: AuthStepOut }, THROTTLED, UPSTREAM],
       async handle({ body }) {
         await signIn.confirmEmail(body.email, body.code);
         return { status: 200, body: { status: 'confirmed' } };
@@ -114,7 +120,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: publicRoute,
       body: PasswordResetIn,
-      responses: [{ status: 200, description: 'The password is set and earlier sessions ended: sign in with it', schema: AuthStepOut }, UPSTREAM],
+      responses: [{ status: 200, description: 'The password is set and earlier sessions ended: sign in with it', schema: AuthStepOut }, THROTTLED, UPSTREAM],
       async handle({ body }) {
         await signIn.resetPassword(body.email, body.code, body.new_password);
         return { status: 200, body: { status: 'password_reset' } };
@@ -128,9 +134,9 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: optionalBearer,
       body: EmailPasswordIn,
-      responses: [{ status: 200, description: 'Signed in, or a new password is required', schema: IdpExchangeOut }, WRONG_CREDENTIALS, LINK_REFUSED, CONFLICT_UNCONFIRMED, UPSTREAM],
-      async handle({ body, caller }) {
-        const result = await signIn.signIn(caller, body.email, body.password);
+      responses: [{ status: 200, description: 'Signed in, or a new password is required', schema: IdpExchangeOut }, WRONG_CREDENTIALS, LINK_REFUSED, CONFLICT_UNCONFIRMED, THROTTLED, UPSTREAM],
+      async handle({ body, caller, req }) {
+        const result = await signIn.signIn(caller, body.email, body.password, clientKeyOf(req));
         return {
           status: 200,
           body: result.status === 'signed_in' ? { status: 'signed_in', ...sessionOut(result.session) } : { status: 'new_password_required', session: result.session },
