@@ -153,4 +153,25 @@ describe('at most 5 mails to one address an hour, whatever is asked', () => {
     const reset = await post('/v1/auth/reset-password', { email, code: codeOf(last), new_password: 'Flood-Survivor-2026' });
     expect(reset.status).toBe(200);
   });
+
+  it('sign-up and invitation mails count too; after the hour the address is mailed again', async () => {
+    const email = address('counted');
+    const first = await post('/v1/auth/sign-up', { email, password: PASSWORD });
+    for (let i = 0; i < 4; i++) expect((await post('/v1/auth/resend-code', { email })).body).toEqual(first.body);
+    await settle();
+    expect(mailsTo(email)).toHaveLength(5);
+    // the sixth ask of any kind: the same answers, no mail
+    expect((await post('/v1/auth/sign-up', { email, password: PASSWORD })).body).toEqual(first.body);
+    expect((await post('/v1/auth/forgot-password', { email })).body).toEqual(first.body);
+    const invited = await api.call('POST', '/v1/operator/users', { headers: op, body: { email } });
+    expect(invited.status).toBe(201);
+    await settle();
+    expect(mailsTo(email)).toHaveLength(5);
+
+    api.clock.advance(HOUR + 1_000);
+    expect((await api.call('POST', '/v1/operator/users', { headers: op, body: { email } })).status).toBe(201);
+    const invitation = await mailTo(email, /invited/);
+    expect(invitation.text).toMatch(/Temporary password: /);
+    expect(mailsTo(email)).toHaveLength(6);
+  });
 });

@@ -19,6 +19,7 @@ import { Migration0018MarketSnapshots } from './0018-market-snapshots.ts';
 import { Migration0019SessionIdentities } from './0019-session-identities.ts';
 import { Migration0020VolumesCreating } from './0020-volumes-creating.ts';
 import { Migration0022AuthThrottlesAndMailAllowance } from './0022-auth-throttles-and-mail-allowance.ts';
+import { Migration0023UnconfirmedSignUps } from './0023-unconfirmed-sign-ups.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   { name: '0019-session-identities', class: Migration0019SessionIdentities },
   { name: '0020-volumes-creating', class: Migration0020VolumesCreating },
   { name: '0022-auth-throttles-and-mail-allowance', class: Migration0022AuthThrottlesAndMailAllowance },
+  { name: '0023-unconfirmed-sign-ups', class: Migration0023UnconfirmedSignUps },
 ];
