@@ -6,17 +6,16 @@ import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../ports/id
 import type { MailAllowance } from '../ports/mailer.ts';
 import { maskAddress } from './addresses.ts';
 import { FailureThrottle, isWrongCode, isWrongPassword, type ThrottleSettings } from './failure-throttle.ts';
-import { DatabaseMailAllowance, type MailAllowanceSettings } from './mail-allowance.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
-import type { DeviceFlow } from './links.ts';
+import { IDENTITY_ID_PREFIX, type DeviceFlow, type IdentityLink } from './links.ts';
+import { identityLinkedEvent } from '../events/identity-events.ts';
+import type { PeopleService } from './people-service.ts';
 import { linksPeople, type Token } from '../tenancy/token.ts';
 
 export interface SignInSettings {
   /** Failed sign-ins and wrong codes allowed before 429 (docs/decisions.md, "Sign-in throttles"). */
   throttle: ThrottleSettings;
-  /** Asks that may mail one address (docs/decisions.md, "Mail to one address"). */
-  mail: MailAllowanceSettings;
 }
 
 /** A console session handed to a person: the bearer secret (shown once) and where it leads. */
@@ -61,8 +60,21 @@ export class SignInService {
   private readonly codeHost: CodeHost | null;
   private readonly throttle: FailureThrottle;
   private readonly allowance: MailAllowance;
+  private readonly people: PeopleService;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tenancy: TenancyService; identity: Identity; codeHost: CodeHost | null; settings: SignInSettings }) {
+  /** `people`: tells a tenant's people of each person linked in; it takes from the same mail `allowance`. */
+  constructor(deps: {
+    storage: Storage;
+    clock: Clock;
+    ids: Ids;
+    secrets: Secrets;
+    tenancy: TenancyService;
+    identity: Identity;
+    codeHost: CodeHost | null;
+    people: PeopleService;
+    allowance: MailAllowance;
+    settings: SignInSettings;
+  }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
@@ -71,7 +83,8 @@ export class SignInService {
     this.identity = deps.identity;
     this.codeHost = deps.codeHost;
     this.throttle = new FailureThrottle({ storage: deps.storage, clock: deps.clock, settings: deps.settings.throttle });
-    this.allowance = new DatabaseMailAllowance({ storage: deps.storage, clock: deps.clock, settings: deps.settings.mail });
+    this.allowance = deps.allowance;
+    this.people = deps.people;
   }
 
   /** AuthConfigOut: the identity provider's public settings (never a secret), and the device flow when a code host is configured. */
@@ -154,19 +167,27 @@ export class SignInService {
     // an invitation mails the address too: past its allowance the account is still made, and not mailed
     const mail = await this.allowance.take(email);
     const identity = await this.idp('invite', () => this.identity.invite(email, { mail }));
-    const linked = await this.storage.transaction(async (uow) => {
+    const linked = await this.storage.transaction(async (uow): Promise<{ tenantId: string; newLink: IdentityLink | null }> => {
       const now = this.clock.now();
       // a renewed invitation (the provider mailed a fresh temporary password) stays with its tenant
       const existing = await uow.identities.find(identity.provider, identity.subject);
       if (existing) {
         if (tenantId !== null && tenantId !== existing.tenantId) throw invitedElsewhere(identity.email ?? email, existing.tenantId, true);
-        return existing.tenantId;
+        return { tenantId: existing.tenantId, newLink: null };
       }
-      const target = tenantId ?? (await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now)).id;
-      await uow.identities.add({ provider: identity.provider, subject: identity.subject, tenantId: target, email: identity.email, createdAt: now });
-      return target;
+      if (tenantId === null) {
+        const tenant = await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
+        await uow.identities.add(this.linkOf(identity, tenant.id, null, now));
+        return { tenantId: tenant.id, newLink: null };
+      }
+      // invited into a tenant that may have people already: they hear of it, as of any link
+      const link = this.linkOf(identity, tenantId, null, now);
+      await uow.identities.add(link);
+      await uow.events.emit(identityLinkedEvent(link, now));
+      return { tenantId, newLink: link };
     });
-    return { email: identity.email ?? email, tenantId: linked, status: 'invited' };
+    if (linked.newLink) await this.people.announceLinked(linked.newLink);
+    return { email: identity.email ?? email, tenantId: linked.tenantId, status: 'invited' };
   }
 
   // ---- the device flow ------------------------------------------------------------------------------
@@ -228,22 +249,24 @@ export class SignInService {
       throw upstreamUnavailable(`${host.name} did not answer the poll`, error, 'poll again after the interval');
     });
     if (polled.status === 'pending') return { status: 'pending', interval: gate.flow.intervalSeconds };
-    return this.storage.transaction(async (uow): Promise<DevicePollResult> => {
+    const done = await this.storage.transaction(async (uow): Promise<{ answer: DevicePollResult; newLink: IdentityLink | null }> => {
       const flow = await uow.deviceFlows.lockByDigest(digest);
-      if (!flow || flow.status !== 'pending') return { status: 'expired', interval: gate.flow.intervalSeconds };
+      if (!flow || flow.status !== 'pending') return { answer: { status: 'expired', interval: gate.flow.intervalSeconds }, newLink: null };
       if (polled.status === 'slow_down') {
         const interval = Math.max(polled.interval, flow.intervalSeconds);
         await uow.deviceFlows.update({ ...flow, intervalSeconds: interval });
-        return { status: 'slow_down', interval };
+        return { answer: { status: 'slow_down', interval }, newLink: null };
       }
       if (polled.status !== 'complete') {
         await uow.deviceFlows.update({ ...flow, status: polled.status });
-        return { status: polled.status, interval: flow.intervalSeconds };
+        return { answer: { status: polled.status, interval: flow.intervalSeconds }, newLink: null };
       }
-      const session = await this.linkIn(uow, caller, polled.identity);
+      const { session, newLink } = await this.linkIn(uow, caller, polled.identity);
       await uow.deviceFlows.update({ ...flow, status: 'complete', tenantId: session.tenantId });
-      return { status: 'complete', interval: flow.intervalSeconds, session };
+      return { answer: { status: 'complete' as const, interval: flow.intervalSeconds, session }, newLink };
     });
+    if (done.newLink) await this.people.announceLinked(done.newLink);
+    return done.answer;
   }
 
   // ---- link-or-provision ----------------------------------------------------------------------------
@@ -252,34 +275,58 @@ export class SignInService {
   private async linkOrProvision(caller: Token | null, identity: IdentityRef): Promise<Session> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.storage.transaction((uow) => this.linkIn(uow, caller, identity));
+        const { session, newLink } = await this.storage.transaction((uow) => this.linkIn(uow, caller, identity));
+        if (newLink) await this.people.announceLinked(newLink);
+        return session;
       } catch (error) {
         if (!(error instanceof LinkedMeanwhile) || attempt > 0) throw error;
       }
     }
   }
 
-  private async linkIn(uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<Session> {
+  /**
+   * Signs the identity in to its tenant, links it into the caller's, or provisions a tenant for it; a person
+   * linked into a tenant that has people already is told to them (`newLink`: announce it after the commit).
+   */
+  private async linkIn(uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<{ session: Session; newLink: IdentityLink | null }> {
     const now = this.clock.now();
     const existing = await uow.identities.find(identity.provider, identity.subject);
     let tenantId: string;
     let linked = false;
+    let newLink: IdentityLink | null = null;
     if (caller) {
       if (existing && existing.tenantId !== caller.tenantId) {
         throw new DomainError('CONFLICT', `this ${identity.provider} identity is linked to another tenant; sign in without a bearer to use that tenant`);
       }
-      if (!existing && !(await uow.identities.add({ ...linkOf(identity, caller.tenantId), createdAt: now }))) throw new LinkedMeanwhile();
+      if (!existing) {
+        newLink = this.linkOf(identity, caller.tenantId, caller.id, now);
+        if (!(await uow.identities.add(newLink))) throw new LinkedMeanwhile();
+        await uow.events.emit(identityLinkedEvent(newLink, now));
+      }
       tenantId = caller.tenantId;
       linked = true;
     } else if (existing) {
       tenantId = existing.tenantId;
     } else {
       const tenant = await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
-      if (!(await uow.identities.add({ ...linkOf(identity, tenant.id), createdAt: now }))) throw new LinkedMeanwhile();
+      if (!(await uow.identities.add(this.linkOf(identity, tenant.id, null, now)))) throw new LinkedMeanwhile();
       tenantId = tenant.id;
     }
     const issued = await this.tenancy.issueSession(uow, tenantId, identity, now);
-    return { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked };
+    return { session: { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked }, newLink };
+  }
+
+  private linkOf(identity: IdentityRef, tenantId: string, linkedByTokenId: string | null, at: Date): IdentityLink {
+    return {
+      id: this.ids.newId(IDENTITY_ID_PREFIX),
+      provider: identity.provider,
+      subject: identity.subject,
+      tenantId,
+      email: identity.email,
+      login: identity.login ?? null,
+      linkedByTokenId,
+      createdAt: at,
+    };
   }
 
   /**
@@ -335,8 +382,6 @@ const invitedElsewhere = (email: string, tenantId: string, renewed: boolean): Do
     `${email} belongs to tenant ${tenantId}; an identity cannot move to another tenant` +
       (renewed ? ' (its invitation there was renewed: a fresh temporary password was mailed)' : '; invite it without tenant_id, or with that tenant, to renew a pending invitation'),
   );
-
-const linkOf = (identity: IdentityRef, tenantId: string) => ({ provider: identity.provider, subject: identity.subject, tenantId, email: identity.email });
 
 /** A new tenant is named after the person's address, or their provider when it gave none. */
 const tenantNameFor = (identity: IdentityRef): string => identity.email ?? `${identity.provider} user ${identity.subject}`;

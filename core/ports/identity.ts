@@ -9,6 +9,8 @@ export interface IdentityRef {
   subject: string;
   /** The verified address, when the provider has one; shown and used to name a new tenant. */
   email: string | null;
+  /** The person's handle at the provider, when it has one (GitHub's login): shown, never a key (it can be renamed). */
+  login?: string | null;
 }
 
 /** A code was sent (or, for an unknown address, the same answer is given as if it had been). */

@@ -240,6 +240,10 @@ export interface IdentityLinkStore {
   add(link: IdentityLink): Promise<boolean>;
   /** The provider's identity last seen with this address (any capitals), if one is linked. */
   findByEmail(provider: string, email: string): Promise<IdentityLink | null>;
+  /** The tenant's people, oldest link first; with `lock`, their rows stay locked until the transaction ends. */
+  listForTenant(tenantId: string, options?: { lock?: boolean }): Promise<IdentityLink[]>;
+  /** Unlinks the tenant's identity `id`; false when the tenant has no such identity. */
+  remove(tenantId: string, id: string): Promise<boolean>;
   /** Records that the console session `tokenId` was issued to the identity (provider, subject). */
   recordSession(tokenId: string, provider: string, subject: string): Promise<void>;
   /** The identity's console sessions not yet revoked nor expired at `now`, whatever their tenant. */

@@ -43,6 +43,9 @@ import { createSignInAdapters } from './auth.ts';
 import { authorizeRoutes } from '../http/routes/authorize-routes.ts';
 import { authRoutes } from '../http/routes/auth-routes.ts';
 import { SignInService } from '../../core/identity/sign-in-service.ts';
+import { PeopleService } from '../../core/identity/people-service.ts';
+import { DatabaseMailAllowance } from '../../core/identity/mail-allowance.ts';
+import { identityRoutes } from '../http/routes/identity-routes.ts';
 import { CatalogService } from '../../core/catalog/catalog-service.ts';
 import { NodeSha256 } from '../../adapters/crypto/aes-gcm-secret-box.ts';
 import { catalogRoutes } from '../http/routes/catalog-routes.ts';
@@ -95,6 +98,7 @@ export const TOKENS = {
   payments: 'Payments',
   paymentsService: 'PaymentsService',
   signIn: 'SignInService',
+  people: 'PeopleService',
   catalog: 'CatalogService',
   volumes: 'VolumeService',
   metering: 'MeteringService',
@@ -114,6 +118,7 @@ export interface ControlPlaneServices {
   sweep: SweepService;
   payments: PaymentsService;
   signIn: SignInService;
+  people: PeopleService;
   catalog: CatalogService;
   volumes: VolumeService;
   metering: MeteringService;
@@ -389,6 +394,20 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   });
 
   const signInAdapters = await createSignInAdapters(config.auth ?? {}, { database: storage, clock: container.resolve<Clock>(TOKENS.clock), logger, publicUrl });
+  const mailAllowance = new DatabaseMailAllowance({ storage, clock: container.resolve<Clock>(TOKENS.clock), settings: MAIL_ALLOWANCE });
+  container.register(TOKENS.people, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new PeopleService({
+          storage: c.resolve<Storage>(TOKENS.storage),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          tenancy: c.resolve<TenancyService>(TOKENS.tenancy),
+          mailer: signInAdapters.mailer,
+          allowance: mailAllowance,
+          onMailError: (error, mail) => logger.error({ err: error, to: mail.to, subject: mail.subject }, 'mail could not be sent'),
+        }),
+    ),
+  });
   container.register(TOKENS.signIn, {
     useFactory: instanceCachingFactory(
       (c) =>
@@ -398,7 +417,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           tenancy: c.resolve<TenancyService>(TOKENS.tenancy),
           identity: signInAdapters.identity,
           codeHost: signInAdapters.codeHost,
-          settings: { throttle: SIGN_IN_THROTTLE, mail: MAIL_ALLOWANCE },
+          people: c.resolve<PeopleService>(TOKENS.people),
+          allowance: mailAllowance,
+          settings: { throttle: SIGN_IN_THROTTLE },
         }),
     ),
   });
@@ -421,6 +442,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     sweep: container.resolve<SweepService>(TOKENS.sweep),
     payments: container.resolve<PaymentsService>(TOKENS.paymentsService),
     signIn: container.resolve<SignInService>(TOKENS.signIn),
+    people: container.resolve<PeopleService>(TOKENS.people),
     catalog: container.resolve<CatalogService>(TOKENS.catalog),
     volumes: container.resolve<VolumeService>(TOKENS.volumes),
     metering: container.resolve<MeteringService>(TOKENS.metering),
@@ -470,6 +492,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...spotClaimRoutes(services.spotClaims),
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
+    ...identityRoutes(services.people),
     ...(signInAdapters.builtin
       ? authorizeRoutes({
           identity: signInAdapters.builtin,

@@ -20,6 +20,7 @@ import { Migration0019SessionIdentities } from './0019-session-identities.ts';
 import { Migration0020VolumesCreating } from './0020-volumes-creating.ts';
 import { Migration0022AuthThrottlesAndMailAllowance } from './0022-auth-throttles-and-mail-allowance.ts';
 import { Migration0023UnconfirmedSignUps } from './0023-unconfirmed-sign-ups.ts';
+import { Migration0024IdentityIds } from './0024-identity-ids.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   { name: '0020-volumes-creating', class: Migration0020VolumesCreating },
   { name: '0022-auth-throttles-and-mail-allowance', class: Migration0022AuthThrottlesAndMailAllowance },
   { name: '0023-unconfirmed-sign-ups', class: Migration0023UnconfirmedSignUps },
+  { name: '0024-identity-ids', class: Migration0024IdentityIds },
 ];

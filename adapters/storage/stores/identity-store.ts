@@ -3,6 +3,19 @@ import type { DeviceFlow, DeviceFlowStatus, IdentityLink } from '../../../core/i
 import type { AuthFailureStore, DeviceFlowStore, FailureCount, IdentityLinkStore, MailSendStore } from '../../../core/ports/storage.ts';
 import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
 
+const LINK_COLUMNS = 'id, provider, subject, tenant_id, email, login, linked_by_token_id, created_at';
+
+const toLink = (row: Row): IdentityLink => ({
+  id: String(row.id),
+  provider: String(row.provider),
+  subject: String(row.subject),
+  tenantId: String(row.tenant_id),
+  email: textOrNull(row.email),
+  login: textOrNull(row.login),
+  linkedByTokenId: textOrNull(row.linked_by_token_id),
+  createdAt: date(row.created_at),
+});
+
 export class MikroIdentityLinkStore implements IdentityLinkStore {
   private readonly em: EntityManager;
 
@@ -11,24 +24,37 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
   }
 
   async find(provider: string, subject: string): Promise<IdentityLink | null> {
-    const [row] = await this.em.execute<Row[]>(`select provider, subject, tenant_id, email, created_at from identity_links where provider = ? and subject = ?`, [provider, subject]);
-    return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
+    const [row] = await this.em.execute<Row[]>(`select ${LINK_COLUMNS} from identity_links where provider = ? and subject = ?`, [provider, subject]);
+    return row ? toLink(row) : null;
   }
 
   async findByEmail(provider: string, email: string): Promise<IdentityLink | null> {
     const [row] = await this.em.execute<Row[]>(
-      `select provider, subject, tenant_id, email, created_at from identity_links where provider = ? and lower(email) = lower(?) order by created_at desc limit 1`,
+      `select ${LINK_COLUMNS} from identity_links where provider = ? and lower(email) = lower(?) order by created_at desc limit 1`,
       [provider, email.trim()],
     );
-    return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
+    return row ? toLink(row) : null;
   }
 
   async add(link: IdentityLink): Promise<boolean> {
     // a concurrent insert of the same identity waits for the other transaction, then adds nothing
     const rows = await this.em.execute<Row[]>(
-      `insert into identity_links (provider, subject, tenant_id, email, created_at) values (?, ?, ?, ?, ?) on conflict do nothing returning provider`,
-      [link.provider, link.subject, link.tenantId, link.email, link.createdAt],
+      `insert into identity_links (${LINK_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning provider`,
+      [link.id, link.provider, link.subject, link.tenantId, link.email, link.login, link.linkedByTokenId, link.createdAt],
     );
+    return rows.length === 1;
+  }
+
+  async listForTenant(tenantId: string, options: { lock?: boolean } = {}): Promise<IdentityLink[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${LINK_COLUMNS} from identity_links where tenant_id = ? order by created_at, id${options.lock ? ' for update' : ''}`,
+      [tenantId],
+    );
+    return rows.map(toLink);
+  }
+
+  async remove(tenantId: string, id: string): Promise<boolean> {
+    const rows = await this.em.execute<Row[]>(`delete from identity_links where tenant_id = ? and id = ? returning id`, [tenantId, id]);
     return rows.length === 1;
   }
 
