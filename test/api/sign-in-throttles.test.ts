@@ -1,6 +1,7 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_KEY, startApi, type ApiResponse, type TestApi } from '../support/api.ts';
+import { freshPostgres } from '../support/database.ts';
 import { startSmtpInbox, type ReceivedMail, type SmtpInbox } from '../support/smtp-inbox.ts';
 
 /**
@@ -173,5 +174,36 @@ describe('at most 5 mails to one address an hour, whatever is asked', () => {
     const invitation = await mailTo(email, /invited/);
     expect(invitation.text).toMatch(/Temporary password: /);
     expect(mailsTo(email)).toHaveLength(6);
+  });
+});
+
+describe('two replicas on one database', () => {
+  it('share the counts: of 40 parallel wrong passwords split across them 10 are checked, and 60 parallel forgots mail 5 times', async () => {
+    const database = await freshPostgres();
+    const config = { auth: { mail: { smtpUrl: inbox.url, from: 'no-reply@cp.test' } } };
+    const one = await startApi(config, { database });
+    const two = await startApi(config, { database, clock: one.clock });
+    try {
+      const email = address('replicated');
+      expect((await one.call('POST', '/v1/auth/sign-up', { body: { email, password: PASSWORD } })).status).toBe(200);
+      const code = codeOf(await mailTo(email, /confirmation/));
+      expect((await two.call('POST', '/v1/auth/confirm-email', { body: { email, code } })).status).toBe(200);
+
+      const guesses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).call('POST', '/v1/auth/sign-in', { body: { email, password: `Replica-Guess-${i}` } })),
+      );
+      expect(statuses(guesses)).toEqual({ 401: 10, 429: 30 });
+
+      one.clock.advance(HOUR + 1_000);
+      const before = mailsTo(email).length;
+      const asks = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? one : two).call('POST', '/v1/auth/forgot-password', { body: { email } })));
+      expect(new Set(asks.map((a) => a.status))).toEqual(new Set([200]));
+      await settle();
+      expect(mailsTo(email).length - before).toBe(5);
+    } finally {
+      await two.close();
+      await one.close();
+      await database.drop();
+    }
   });
 });
