@@ -237,7 +237,8 @@ describe('the console', () => {
     await expect(page.locator('#charge-now').textContent()).resolves.toContain(`Charged now: ${rate} for the first hour`);
     await page.getByLabel('Name').fill('trainer');
     await page.getByLabel('Termination hours').fill('3');
-    expect(await page.getByLabel('SSH key').locator('option:checked').textContent()).toContain('laptop');
+    // the saved key is chosen once the page has loaded the keys (later than the form under load)
+    await expect.poll(() => page.getByLabel('SSH key').locator('option:checked').textContent()).toContain('laptop');
     await check('rent');
     await page.getByRole('button', { name: `Rent for ${rate} now` }).click();
     await page.waitForURL('**/console/instances**');
