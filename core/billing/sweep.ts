@@ -29,6 +29,11 @@ export interface SweepVolumes {
   recordStorage(): Promise<{ recorded: number; errors: string[] }>;
 }
 
+/** The volume windows step of a pass: volumes whose hours ended are deleted (core/volumes/volume-expiry.ts). */
+export interface SweepVolumeWindows {
+  deleteExpired(): Promise<{ expired: number; errors: string[] }>;
+}
+
 /** The metering step of a pass: post unsettled usage records to the ledger while balances cover them. */
 export interface SweepMetering {
   settleAll(): Promise<{ settled: number }>;
@@ -75,6 +80,8 @@ export interface SweepReport {
   volumesFailed: number;
   /** Upstream volumes carrying one of our ids that nobody pays for, deleted. */
   volumeOrphansDeleted: number;
+  /** Volumes whose window (hours) ended, deleted. */
+  volumesExpired: number;
   /** Card checkouts settled by asking the processor (missed webhooks). */
   checkoutsSettled: number;
   /** Usage records posted to the ledger. */
@@ -117,6 +124,7 @@ export class SweepService {
   private readonly payments: SweepPayments | null;
   private readonly metering: SweepMetering | null;
   private readonly volumes: SweepVolumes | null;
+  private readonly volumeWindows: SweepVolumeWindows | null;
   private readonly reservations: SweepReservations | null;
   private readonly balanceAlerts: SweepBalanceAlerts | null;
   private readonly spotClaims: SweepSpotClaims | null;
@@ -133,6 +141,7 @@ export class SweepService {
     payments?: SweepPayments;
     metering?: SweepMetering;
     volumes?: SweepVolumes;
+    volumeWindows?: SweepVolumeWindows;
     reservations?: SweepReservations;
     metrics?: Metrics;
     balanceAlerts?: SweepBalanceAlerts;
@@ -143,6 +152,7 @@ export class SweepService {
     this.balanceAlerts = deps.balanceAlerts ?? null;
     this.spotClaims = deps.spotClaims ?? null;
     this.volumes = deps.volumes ?? null;
+    this.volumeWindows = deps.volumeWindows ?? null;
     this.payments = deps.payments ?? null;
     this.metering = deps.metering ?? null;
     this.storage = deps.storage;
@@ -178,6 +188,8 @@ export class SweepService {
       // before any breaker looks at an account: a recharge pays the blocks still owed
       ['auto-recharge', (r) => this.autoRecharge(r)],
       ['volume storage', (r) => this.recordVolumeStorage(r)],
+      // after the storage step: billing never runs past a window's end, whenever the volume goes
+      ['volume windows', (r) => this.endVolumeWindows(r)],
       // after the blocks and any recharge, before the breakers: usage the balance covers is owed no more
       ['usage', async (r) => void (r.usageSettled += (await this.metering?.settleAll())?.settled ?? 0)],
       ['breakers', (r) => this.tripBreakers(r)],
@@ -226,6 +238,13 @@ export class SweepService {
     const storage = await this.volumes.recordStorage();
     report.volumeHoursRecorded += storage.recorded;
     report.errors.push(...storage.errors);
+  }
+
+  private async endVolumeWindows(report: SweepReport): Promise<void> {
+    if (!this.volumeWindows) return;
+    const ended = await this.volumeWindows.deleteExpired();
+    report.volumesExpired += ended.expired;
+    report.errors.push(...ended.errors);
   }
 
   private async autoRecharge(report: SweepReport): Promise<void> {
@@ -323,6 +342,7 @@ const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     volumes_adopted: report.volumesAdopted,
     volumes_failed: report.volumesFailed,
     volume_orphans_deleted: report.volumeOrphansDeleted,
+    volumes_expired: report.volumesExpired,
     spot_claims_rented: report.spotClaimsRented,
     spot_claims_expired: report.spotClaimsExpired,
     conflicts: report.conflicts.length,
@@ -344,6 +364,7 @@ const emptyReport = (at: Date): SweepReport => ({
   volumesAdopted: 0,
   volumesFailed: 0,
   volumeOrphansDeleted: 0,
+  volumesExpired: 0,
   checkoutsSettled: 0,
   usageSettled: 0,
   volumeHoursRecorded: 0,

@@ -310,8 +310,15 @@ export interface VolumeStore {
   byIds(volumeIds: readonly string[]): Promise<Volume[]>;
   /** One volume of any tenant, locked until the transaction ends; null when there is none. */
   lockById(volumeId: string): Promise<Volume | null>;
-  /** Volumes with started hours of storage not yet recorded at `now` (deleted ones up to their deletion). */
+  /**
+   * Volumes with started hours of storage not yet recorded at `now` (deleted ones up to their deletion, those with
+   * a window up to its end).
+   */
   withHoursToRecord(now: Date): Promise<Volume[]>;
+  /** What the tenant's volumes that exist or may exist upstream (creating, available, attached) hold, in GB. */
+  heldGb(tenantId: string): Promise<number>;
+  /** Volumes of every tenant whose window ended at or before `now` and that are not deleted yet, oldest end first. */
+  expired(now: Date, limit: number): Promise<Volume[]>;
 }
 
 /** Metered usage (DESIGN.md §13): records, their running totals per (tenant, kind), and their settlement. */

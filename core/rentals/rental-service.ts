@@ -1,5 +1,6 @@
-import { accountFigures, removalAt } from '../billing/account-view.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { removalAt } from '../billing/account-view.ts';
+import { admitSpend } from '../spending/spend-gate.ts';
+import { requestDigest, sameRequest } from '../spending/idempotency.ts';
 import { earliest, instanceCostUntil, ON_DEMAND_MINIMUM_MINUTES, SPOT_MINIMUM_MINUTES } from '../billing/charges.ts';
 import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
 import { postEntry } from '../billing/ledger.ts';
@@ -12,7 +13,7 @@ import type { Ids, Secrets } from '../ports/ids.ts';
 import { isRebootable, isSelfRemoving, isSpotMarket, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
 import type { Offer } from '../market/offer.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
-import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+import type { Token } from '../tenancy/token.ts';
 import { INSTANCE_ID_PREFIX, isLive, ledgerDescription, type Instance, type LaunchOutcome } from './instance.ts';
 import { missingOptions, resolveRentalOptions, type MachineSetup, type RentalCatalog, type RentalOptionsRequest } from './rental-options.ts';
 import type { VolumeService } from '../volumes/volume-service.ts';
@@ -132,8 +133,7 @@ export class RentalService {
   }
 
   async rent(caller: Token, request: RentRequest, adoption?: Adoption): Promise<Rented> {
-    const { idempotencyKey: _key, ...asked } = request;
-    const digest = this.secrets.digest(canonicalJson(asked));
+    const digest = requestDigest(this.secrets, request);
     if (request.idempotencyKey) {
       const earlier = await this.storage.read((uow) => uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
       if (earlier) return this.replay(earlier, digest);
@@ -178,37 +178,24 @@ export class RentalService {
         // answered after the commit: a replay may wait for the first request, which needs this lock
         if (earlier) return { instance: earlier, replayed: true };
       }
-      const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
-      if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
-        throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
-      }
-      if (account.pause) {
-        const how = account.pause.kind === 'hold' ? 'an operator placed a hold; only an operator can lift it' : 'POST /v1/billing/resume reopens renting';
-        throw new DomainError('CONFLICT', `renting is paused (${account.pause.kind.replace('_', ' ')}${account.pause.reason ? `: ${account.pause.reason}` : ''}); ${how}`);
-      }
-      const held = adoption?.heldCents ?? 0;
-      const remaining = remainingCents(held === 0 ? chain : chain.map((link) => ({ ...link, committedCents: Math.max(0, link.committedCents - held) })));
-      const maxHours = maxRentalHours(chain);
-      if ((remaining !== null || maxHours !== null) && terminationHours === null) {
-        const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
-        throw invalidInput(['body', 'termination_hours'], `required: this token (or one that issued it) has ${why}, so a rental needs a shutdown window in hours`);
-      }
-      if (maxHours !== null && terminationHours !== null && terminationHours > maxHours) {
-        throw invalidInput(['body', 'termination_hours'], `at most ${maxHours} for this token`);
-      }
-      // only machines past their paid time owe anything, so they alone decide what is available
-      const figures = accountFigures(account.balanceCents, await uow.instances.overdue(caller.tenantId, now), now, {
-        stopsAt: false,
-        unsettledUsageCents: await uow.usage.unsettledCents(caller.tenantId),
-      });
-      if (figures.availableCents < rate) {
-        throw new DomainError('INSUFFICIENT_FUNDS', `the first hour costs ${rate} cents and ${figures.availableCents} are available; add funds first`);
-      }
       const commitment = adoption?.commitmentCents ?? rate * (terminationHours ?? 1);
-      if (remaining !== null && commitment > remaining) {
-        throw new DomainError('SPEND_CAP_EXCEEDED', `this rental commits ${commitment} cents (rate x termination_hours) and the token's cap leaves ${remaining}`);
-      }
-      const volumes = await this.volumes.forRental(uow, caller.tenantId, options.volumeIds, { provider: provider.name, region: offer.region });
+      await admitSpend(
+        uow,
+        caller,
+        {
+          kind: 'rental',
+          fundsNeededCents: rate,
+          fundsFor: 'the first hour costs',
+          hours: terminationHours,
+          hoursField: ['body', 'termination_hours'],
+          commitmentCents: commitment,
+          commitmentFor: 'rate x termination_hours',
+          heldCents: adoption?.heldCents ?? 0,
+        },
+        now,
+        account,
+      );
+      const volumes = await this.volumes.forRental(uow, caller.tenantId, options.volumeIds, { provider: provider.name, region: offer.region }, now);
       const instance: Instance = {
         id: this.ids.newId(INSTANCE_ID_PREFIX),
         tenantId: caller.tenantId,
@@ -247,7 +234,6 @@ export class RentalService {
       await adoption?.adopt(uow, instance);
       await uow.volumes.attach(options.volumeIds, instance.id);
       await postEntry(uow, this.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: ledgerDescription('first hour', instance), uniqueKey: `rent:${instance.id}`, at: now });
-      await uow.tokens.addCommitment(instance.tokenId, commitment - held);
       return { instance, replayed: false, upstreamVolumeIds: volumes.upstreamIds };
     });
     if (created.replayed) return this.replay(created.instance, digest);
@@ -481,10 +467,7 @@ export class RentalService {
    * this process, else by reading the row again), so both answer alike.
    */
   private async replay(earlier: Instance, digest: string): Promise<Rented> {
-    if (earlier.requestDigest !== digest) {
-      throw new DomainError('CONFLICT', `idempotency_key was used for a different request (instance ${earlier.id}); use a new key`);
-    }
-    let instance = earlier;
+    let instance = sameRequest(earlier, digest, 'instance');
     for (let waited = 0; inFlight(instance); waited += LAUNCH_POLL_MS) {
       if (waited >= this.launchWaitMs) {
         throw new DomainError('CONFLICT', `the first request with this idempotency_key (instance ${instance.id}) is still waiting for ${instance.provider}; retry in a few seconds`);

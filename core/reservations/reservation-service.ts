@@ -1,4 +1,5 @@
-import { canonicalJson } from '../canonical-json.ts';
+import { admitSpend } from '../spending/spend-gate.ts';
+import { requestDigest, sameRequest } from '../spending/idempotency.ts';
 import type { TemplateSearch } from '../catalog/records.ts';
 import { DomainError, invalidInput, notFound } from '../errors.ts';
 import type { MarketService } from '../market/market-service.ts';
@@ -11,7 +12,7 @@ import type { Storage } from '../ports/storage.ts';
 import { isLive } from '../rentals/instance.ts';
 import { missingOptions, resolveRentalOptions, type RentalCatalog } from '../rentals/rental-options.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
-import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+import type { Token } from '../tenancy/token.ts';
 import { ReservationNodes, type PricedNode } from './nodes.ts';
 import { RESERVATION_ID_PREFIX, RESERVATION_LIMITS as LIMITS, shownStatus, type Reservation, type ReservationView } from './reservation.ts';
 
@@ -79,8 +80,7 @@ export class ReservationService {
   }
 
   async create(caller: Token, request: ReservationRequest): Promise<Reserved> {
-    const { idempotencyKey: _key, ...asked } = request;
-    const digest = this.secrets.digest(canonicalJson({ ...asked, startsAt: asked.startsAt.toISOString() }));
+    const digest = requestDigest(this.secrets, request);
     if (request.idempotencyKey) {
       const earlier = await this.storage.read((uow) => uow.reservations.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
       if (earlier) return replay(earlier, digest);
@@ -99,22 +99,29 @@ export class ReservationService {
 
     const made = await this.storage.transaction(async (uow): Promise<Reserved> => {
       const now = this.clock.now();
-      if (!(await uow.accounts.lock(caller.tenantId, now))) throw notFound(`tenant ${caller.tenantId}`);
+      const account = await uow.accounts.lock(caller.tenantId, now);
+      if (!account) throw notFound(`tenant ${caller.tenantId}`);
       // the account lock serializes this tenant's reservations: a second request with the key sees the first
       if (request.idempotencyKey) {
         const earlier = await uow.reservations.byIdempotencyKey(caller.tenantId, request.idempotencyKey);
         if (earlier) return { reservation: earlier, replayed: true };
       }
-      const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
-      if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
-        throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
-      }
-      const maxHours = maxRentalHours(chain);
-      if (maxHours !== null && request.hours > maxHours) throw invalidInput(['body', 'hours'], `at most ${maxHours} for this token`);
-      const remaining = remainingCents(chain);
-      if (remaining !== null && commitment > remaining) {
-        throw new DomainError('SPEND_CAP_EXCEEDED', `this reservation commits ${commitment} cents (${quote.rateCentsPerHour} cents an hour x ${request.hours} hours) and the token's cap leaves ${remaining}`);
-      }
+      await admitSpend(
+        uow,
+        caller,
+        {
+          kind: 'reservation',
+          // nothing is charged until the start, which passes the gate again as a rental
+          fundsNeededCents: 0,
+          fundsFor: 'a reservation needs',
+          hours: request.hours,
+          hoursField: ['body', 'hours'],
+          commitmentCents: commitment,
+          commitmentFor: `${quote.rateCentsPerHour} cents an hour x ${request.hours} hours`,
+        },
+        now,
+        account,
+      );
       const reservation: Reservation = {
         id: this.ids.newId(RESERVATION_ID_PREFIX),
         tenantId: caller.tenantId,
@@ -142,7 +149,6 @@ export class ReservationService {
         createdAt: now,
       };
       await uow.reservations.add(reservation);
-      await uow.tokens.addCommitment(caller.id, commitment);
       return { reservation: { ...reservation, rental: null }, replayed: false };
     });
     return made.replayed ? replay(made.reservation, digest) : made;
@@ -235,9 +241,4 @@ export class ReservationService {
 /** Every rental option a reservation does not take. */
 const noOptions = { sshPublicKey: null, imageId: null, volumeIds: null, env: null, ports: null, startupScript: null, terminationHours: null };
 
-function replay(earlier: ReservationView, digest: string): Reserved {
-  if (earlier.requestDigest !== digest) {
-    throw new DomainError('CONFLICT', `idempotency_key was used for a different request (reservation ${earlier.id}); use a new key`);
-  }
-  return { reservation: earlier, replayed: true };
-}
+const replay = (earlier: ReservationView, digest: string): Reserved => ({ reservation: sameRequest(earlier, digest, 'reservation'), replayed: true });

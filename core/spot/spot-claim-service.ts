@@ -10,7 +10,8 @@ import { resolveRentalOptions, type RentalCatalog } from '../rentals/rental-opti
 import type { RentalService } from '../rentals/rental-service.ts';
 import { ReservationNodes } from '../reservations/nodes.ts';
 import type { SearchFilterOf } from '../reservations/reservation-service.ts';
-import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+import type { Token } from '../tenancy/token.ts';
+import { admitSpend } from '../spending/spend-gate.ts';
 import { SPOT_CLAIM_ID_PREFIX, SPOT_CLAIM_LIMITS as LIMITS, billingEnded, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
 
@@ -77,24 +78,21 @@ export class SpotClaimService {
 
     return this.storage.transaction(async (uow): Promise<SpotClaimView> => {
       const now = this.clock.now();
-      if (!(await uow.accounts.lock(caller.tenantId, now))) throw notFound(`tenant ${caller.tenantId}`);
-      const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
-      if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
-        throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
-      }
-      const remaining = remainingCents(chain);
-      const maxHours = maxRentalHours(chain);
-      if ((remaining !== null || maxHours !== null) && request.hours === null) {
-        const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
-        throw invalidInput(['body', 'hours'], `required: this token (or one that issued it) has ${why}, so a claim needs hours`);
-      }
-      if (maxHours !== null && request.hours !== null && request.hours > maxHours) throw invalidInput(['body', 'hours'], `at most ${maxHours} for this token`);
-      if (remaining !== null && commitment > remaining) {
-        throw new DomainError(
-          'SPEND_CAP_EXCEEDED',
-          `this claim commits ${commitment} cents (a bid of ${request.bidCentsPerGpuHour} cents per GPU-hour x ${request.gpuCount} GPUs x ${request.hours} hours) and the token's cap leaves ${remaining}`,
-        );
-      }
+      await admitSpend(
+        uow,
+        caller,
+        {
+          kind: 'spot claim',
+          // nothing is charged until the sweep rents a machine for it, which passes the gate again as a rental
+          fundsNeededCents: 0,
+          fundsFor: 'a spot claim needs',
+          hours: request.hours,
+          hoursField: ['body', 'hours'],
+          commitmentCents: commitment,
+          commitmentFor: `a bid of ${request.bidCentsPerGpuHour} cents per GPU-hour x ${request.gpuCount} GPUs x ${request.hours} hours`,
+        },
+        now,
+      );
       const claim: SpotClaim = {
         id: this.ids.newId(SPOT_CLAIM_ID_PREFIX),
         tenantId: caller.tenantId,
@@ -121,7 +119,6 @@ export class SpotClaimService {
         endedAt: null,
       };
       await uow.spotClaims.add(claim);
-      await uow.tokens.addCommitment(caller.id, commitment);
       return { ...claim, rental: null };
     });
   }

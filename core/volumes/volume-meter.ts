@@ -2,6 +2,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { RecordedUsage, SystemUsage } from '../metering/metering-service.ts';
 import { isolated } from '../billing/isolated.ts';
+import { billingEndOf } from './volume-commitment.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -17,8 +18,8 @@ export interface StorageReport {
 }
 
 /**
- * Volume storage is metered by the hour (DESIGN.md §13): each started hour a volume exists, from its
- * creation to its deletion, is one usage record of size_gb GB-hours at the volume's GB-hour price,
+ * Volume storage is metered by the hour (docs/decisions.md, Metering): each started hour a volume exists, from its
+ * creation to its deletion (or the end of its window, when it has one), is one usage record of size_gb GB-hours at the volume's GB-hour price,
  * referencing the volume, keyed by volume and hour so that two sweeps never record one hour twice.
  */
 export class VolumeMeter {
@@ -41,7 +42,7 @@ export class VolumeMeter {
         this.storage.transaction(async (uow) => {
           const [locked] = await uow.volumes.lockMany(volume.tenantId, [volume.id]);
           if (!locked) return;
-          const end = locked.deletedAt ?? now;
+          const end = billingEndOf(locked, locked.deletedAt ?? now);
           const started = Math.ceil((end.getTime() - locked.createdAt.getTime()) / HOUR_MS);
           for (let hour = locked.billedHours + 1; hour <= started; hour++) {
             const from = locked.createdAt.getTime() + (hour - 1) * HOUR_MS;

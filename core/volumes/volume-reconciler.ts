@@ -3,6 +3,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Provider, UpstreamVolume, VolumeHost } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import { isVolumeId, type Volume } from './volume.ts';
+import { failVolume } from './volume-commitment.ts';
 
 /** What one volume reconciliation did, added to the sweep's report. */
 export interface VolumeReconcileCounts {
@@ -64,7 +65,7 @@ export class VolumeReconciler {
       if (!locked || locked.status !== 'creating') return false;
       // adopted: storage is billed from the row's created_at, as for a volume whose create answered
       if (found) await uow.volumes.update({ ...locked, status: 'available', upstreamId: found.volumeId });
-      else await uow.volumes.update({ ...locked, status: 'failed' });
+      else await failVolume(uow, locked);
       return true;
     });
     if (changed && found) counts.volumesAdopted++;

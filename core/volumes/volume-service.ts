@@ -3,6 +3,10 @@ import type { Clock } from '../ports/clock.ts';
 import type { Ids } from '../ports/ids.ts';
 import { isVolumeHost, ProviderFailure, type Provider, type VolumeHost } from '../ports/providers.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import { admitSpend } from '../spending/spend-gate.ts';
+import type { Token } from '../tenancy/token.ts';
+import { storageCents, storageCentsPerHour } from './storage-cost.ts';
+import { deleteVolumeRow, failVolume } from './volume-commitment.ts';
 import { hourlyPrice } from './pricing.ts';
 import { VOLUME_ID_PREFIX, type Volume } from './volume.ts';
 
@@ -11,7 +15,21 @@ export interface VolumeRequest {
   sizeGb: number;
   provider: string;
   region: string;
+  /** Its window: the sweep deletes it when these hours end. Required when the caller's chain has a cap or a maximum of hours. */
+  hours: number | null;
 }
+
+/** What operators bound a tenant's volumes by (VOLUME_MAX_GB_PER_TENANT). */
+export interface VolumeLimits {
+  maxGbPerTenant: number;
+}
+
+/** Funds a new volume needs at least: its first day of storage (or its whole window, when shorter). */
+const FUNDED_HOURS = 24;
+const HOUR_MS = 3_600_000;
+
+/** VOLUME_MAX_GB_PER_TENANT's default: what one tenant may hold at the providers, in GB. */
+export const DEFAULT_MAX_GB_PER_TENANT = 10_000;
 
 /** Where a rental's machine will be: its volumes must be there too. */
 export interface Placement {
@@ -29,8 +47,10 @@ export class VolumeService {
   private readonly clock: Clock;
   private readonly ids: Ids;
   private readonly hosts: Map<string, Provider & VolumeHost>;
+  private readonly limits: VolumeLimits;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; providers: readonly Provider[] }) {
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; providers: readonly Provider[]; limits?: VolumeLimits }) {
+    this.limits = deps.limits ?? { maxGbPerTenant: DEFAULT_MAX_GB_PER_TENANT };
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
@@ -42,7 +62,14 @@ export class VolumeService {
     return [...this.hosts.keys()];
   }
 
-  async create(tenantId: string, request: VolumeRequest): Promise<Volume> {
+  /**
+   * A volume is money like a machine (docs/decisions.md, "Volumes cost money"): it passes the spend gate in the
+   * transaction that records it (account open, funds for its first day of storage, the chain's cap and hours, its
+   * storage for its window committed on the chain), and the tenant's volumes stay within VOLUME_MAX_GB_PER_TENANT.
+   * Only then is the provider asked to make it.
+   */
+  async create(caller: Token, request: VolumeRequest): Promise<Volume> {
+    const tenantId = caller.tenantId;
     const host = this.hosts.get(request.provider);
     if (!host) {
       const have = this.providers;
@@ -55,6 +82,8 @@ export class VolumeService {
     if (!offer) throw invalidInput(['body', 'region'], `${host.name} makes volumes in ${offers.map((o) => o.region).join(', ') || 'no region now'}`);
 
     const now = this.clock.now();
+    const price = { sizeGb: request.sizeGb, priceUsdPerGbHour: hourlyPrice(offer.priceUsdPerGbMonth) };
+    const rate = storageCentsPerHour(price);
     const volume: Volume = {
       id: this.ids.newId(VOLUME_ID_PREFIX),
       tenantId,
@@ -66,15 +95,40 @@ export class VolumeService {
       upstreamId: null,
       attachedInstanceId: null,
       priceUsdPerGbMonth: offer.priceUsdPerGbMonth,
-      priceUsdPerGbHour: hourlyPrice(offer.priceUsdPerGbMonth),
+      priceUsdPerGbHour: price.priceUsdPerGbHour,
       billedHours: 0,
       createdAt: now,
       deletedAt: null,
+      tokenId: caller.id,
+      endsAt: request.hours === null ? null : new Date(now.getTime() + request.hours * HOUR_MS),
+      commitmentCents: rate * (request.hours ?? 0),
     };
     await this.storage.transaction(async (uow) => {
       const account = await uow.accounts.lock(tenantId, now);
       if (!account) throw notFound(`tenant ${tenantId}`);
-      if (account.pause) throw new DomainError('CONFLICT', `renting is paused (${account.pause.kind.replace('_', ' ')}); volumes cost money too, so none is made until it is lifted`);
+      const held = await uow.volumes.heldGb(tenantId);
+      if (held + request.sizeGb > this.limits.maxGbPerTenant) {
+        throw new DomainError(
+          'CONFLICT',
+          `the tenant's volumes hold ${held} GB and the limit per tenant is ${this.limits.maxGbPerTenant} GB (VOLUME_MAX_GB_PER_TENANT); delete a volume or ask the operator to raise the limit. Nothing was made.`,
+        );
+      }
+      const funded = Math.min(FUNDED_HOURS, request.hours ?? FUNDED_HOURS);
+      await admitSpend(
+        uow,
+        caller,
+        {
+          kind: 'volume',
+          fundsNeededCents: storageCents(price, funded),
+          fundsFor: `${funded} hours of its storage cost`,
+          hours: request.hours,
+          hoursField: ['body', 'hours'],
+          commitmentCents: volume.commitmentCents,
+          commitmentFor: `${rate} cents an hour of storage x ${request.hours} hours`,
+        },
+        now,
+        account,
+      );
       await uow.volumes.add(volume);
     });
     let made;
@@ -82,7 +136,10 @@ export class VolumeService {
       made = await host.createVolume({ label: volume.id, name: volume.name, sizeGb: volume.sizeGb, region: volume.region });
     } catch (error) {
       if (error instanceof ProviderFailure && error.kind === 'rejected') {
-        await this.storage.transaction((uow) => uow.volumes.update({ ...volume, status: 'failed' }));
+        await this.storage.transaction(async (uow) => {
+          const [locked] = await uow.volumes.lockMany(tenantId, [volume.id]);
+          if (locked?.status === 'creating') await failVolume(uow, locked);
+        });
         throw new DomainError('CONFLICT', `${host.name} refused the volume (${error.message}); nothing is billed`);
       }
       // no answer (timeout, reset, outage): the provider may have made it under our label. It stays `creating`;
@@ -132,7 +189,7 @@ export class VolumeService {
       if (!locked || locked.status === 'deleted') return;
       if (locked.status === 'creating') throw new DomainError('CONFLICT', `volume ${volumeId} is still being made`);
       if (locked.status === 'attached') throw new DomainError('CONFLICT', `volume ${volumeId} was attached to instance ${locked.attachedInstanceId} meanwhile`);
-      await uow.volumes.update({ ...locked, status: 'deleted', attachedInstanceId: null, deletedAt: this.clock.now() });
+      await deleteVolumeRow(uow, locked, this.clock.now());
     });
   }
 
@@ -140,7 +197,7 @@ export class VolumeService {
    * A rental's volumes, inside its transaction: each the tenant's, available, and at the machine's provider
    * and region; answers the provider's ids to attach. The rental attaches them once it is inserted.
    */
-  async forRental(uow: UnitOfWork, tenantId: string, volumeIds: readonly string[], placement: Placement): Promise<{ volumes: Volume[]; upstreamIds: string[] }> {
+  async forRental(uow: UnitOfWork, tenantId: string, volumeIds: readonly string[], placement: Placement, now: Date): Promise<{ volumes: Volume[]; upstreamIds: string[] }> {
     if (volumeIds.length === 0) return { volumes: [], upstreamIds: [] };
     const found = await uow.volumes.lockMany(tenantId, volumeIds);
     const byId = new Map(found.map((v) => [v.id, v]));
@@ -149,6 +206,9 @@ export class VolumeService {
       if (!volume || volume.status === 'deleted') throw invalidInput(['body', 'volume_ids', index], `no volume ${id}; see GET /v1/volumes`);
       if (volume.status !== 'available' || !volume.upstreamId) {
         throw new DomainError('CONFLICT', `volume ${id} is ${volume.status}${volume.attachedInstanceId ? ` (instance ${volume.attachedInstanceId})` : ''}; a volume serves one machine at a time`);
+      }
+      if (volume.endsAt && volume.endsAt.getTime() <= now.getTime()) {
+        throw new DomainError('CONFLICT', `volume ${id}'s window ended at ${volume.endsAt.toISOString()}; the sweep deletes it`);
       }
       if (volume.provider !== placement.provider || (placement.region !== null && volume.region !== placement.region)) {
         throw new DomainError('CONFLICT', `volume ${id} is at ${volume.provider} in ${volume.region}; the node is at ${placement.provider} in ${placement.region ?? 'an unknown region'}: rent a node where the volume is`);

@@ -26,6 +26,12 @@ export interface Volume {
   billedHours: number;
   createdAt: Date;
   deletedAt: Date | null;
+  /** The token that made it: its storage is committed on that token's chain. null: made before volumes were gated. */
+  tokenId: string | null;
+  /** Its window: storage is billed up to here at most, and the sweep deletes it then. null: kept until deleted. */
+  endsAt: Date | null;
+  /** What it may still be charged at most, held on its token's chain (docs/decisions.md, "Volumes cost money"). */
+  commitmentCents: number;
 }
 
 /** A volume costs storage from its creation to its deletion, every started hour; a failed create costs nothing. */

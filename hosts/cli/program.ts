@@ -5,6 +5,7 @@ import { registerBilling } from './commands/billing.ts';
 import { registerCatalog } from './commands/catalog.ts';
 import { registerInstances } from './commands/instances.ts';
 import { registerMarket } from './commands/market.ts';
+import { registerMcp } from './commands/mcp.ts';
 import { registerTokens } from './commands/tokens.ts';
 
 /** The package's version, from a checkout (hosts/cli) or a build (dist/hosts/cli). */
@@ -47,5 +48,6 @@ export function buildProgram(): Command {
   registerBilling(program);
   registerTokens(program);
   registerCatalog(program);
+  registerMcp(program);
   return program;
 }

@@ -1564,36 +1564,59 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "name": "acme"
+         *     }
+         */
         TenantCreate: {
             name: string;
         };
         TokenCreate: {
-            /** @description With bootstrap_secret, when no bearer is sent. */
+            /**
+             * @description With bootstrap_secret, when no bearer is sent.
+             * @example ten_9q4m2xk7c3rwh8vt
+             */
             tenant_id?: string;
             bootstrap_secret?: string;
             name?: string;
             /** @description Default ["read"]; a subset of the caller's scopes. */
             scopes?: ("read" | "rent" | "manage" | "billing")[];
-            /** @description Cap on what rentals through this token (and its children) may commit; > 0. */
+            /**
+             * @description Cap on what rentals through this token (and its children) may commit; > 0.
+             * @example 25.00
+             */
             spend_limit_usd?: number | string;
             max_rental_hours?: number;
             /**
              * Format: date-time
              * @description Must be in the future.
+             * @example 2026-12-01T09:00:00Z
              */
             expires_at?: string;
         };
+        /**
+         * @example {
+         *       "reason": "runaway job"
+         *     }
+         */
         StopCreate: {
             reason?: string;
         };
         DepositCreate: {
-            /** @description USD, > 0 and at most 100000. */
+            /**
+             * @description USD, > 0 and at most 100000.
+             * @example 25.00
+             */
             amount_usd: number | string;
             /** @description Your transfer reference, shown to the operator. */
             reference?: string;
         };
         CheckoutCreate: {
-            /** @description USD, > 0 and at most 100000. */
+            /**
+             * @description USD, > 0 and at most 100000.
+             * @example 25.00
+             */
             amount_usd: number | string;
         };
         AutoRechargeUpdate: {
@@ -1603,22 +1626,37 @@ export interface components {
             /** @description USD, > 0 and at most 100000; null or absent keeps the current value. */
             amount_usd?: (number | string) | null;
         };
+        /**
+         * @example {
+         *       "reason": "chargeback under review"
+         *     }
+         */
         HoldCreate: {
             reason?: string;
         };
         CreditCreate: {
-            /** @description USD, as a number or a decimal string with at most 2 decimals, e.g. 19.99 or "19.99". */
+            /**
+             * @description USD, as a number or a decimal string with at most 2 decimals, e.g. 19.99 or "19.99".
+             * @example 25.00
+             */
             amount_usd: number | string;
             reason: string;
         };
         ChargeCreate: {
+            /** @example ten_9q4m2xk7c3rwh8vt */
             tenant_id: string;
-            /** @description USD, as a number or a decimal string with at most 2 decimals, e.g. 19.99 or "19.99". */
+            /**
+             * @description USD, as a number or a decimal string with at most 2 decimals, e.g. 19.99 or "19.99".
+             * @example 25.00
+             */
             amount_usd: number | string;
             reason: string;
         };
         InstanceCreate: {
-            /** @description A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented. */
+            /**
+             * @description A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented.
+             * @example sandbox:100123
+             */
             node_id?: string;
             name?: string;
             /** @description One OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub: ed25519, ECDSA (nistp256/384/521) or RSA of at least 2048 bits. */
@@ -1627,11 +1665,20 @@ export interface components {
             termination_hours?: number;
             /** @description Retry with the same key and body to get the same instance, never a second rental. */
             idempotency_key?: string;
-            /** @description One of your saved SSH keys (POST /v1/ssh-keys), installed beside ssh_public_key. */
+            /**
+             * @description One of your saved SSH keys (POST /v1/ssh-keys), installed beside ssh_public_key.
+             * @example key_9q4m2xk7c3rwh8vt
+             */
             ssh_key_id?: string;
-            /** @description One of your images (POST /v1/images): the container the machine runs. */
+            /**
+             * @description One of your images (POST /v1/images): the container the machine runs.
+             * @example img_9q4m2xk7c3rwh8vt
+             */
             image_id?: string;
-            /** @description A saved template (POST /v1/templates); fields sent here win over its own. */
+            /**
+             * @description A saved template (POST /v1/templates); fields sent here win over its own.
+             * @example tpl_9q4m2xk7c3rwh8vt
+             */
             template_id?: string;
             /** @description Your volumes to attach: same provider and region as the node. */
             volume_ids?: string[];
@@ -1648,6 +1695,7 @@ export interface components {
             /**
              * Format: date-time
              * @description ISO 8601, in the future.
+             * @example 2026-12-01T09:00:00Z
              */
             removal_scheduled_at: string;
         };
@@ -1657,10 +1705,20 @@ export interface components {
             /** @description One OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub: ed25519, ECDSA (nistp256/384/521) or RSA of at least 2048 bits. */
             public_key: string;
         };
+        /**
+         * @example {
+         *       "name": "pytorch",
+         *       "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+         *       "command": "python train.py"
+         *     }
+         */
         ImageCreate: {
             /** @description A name for the image, yours to choose. */
             name: string;
-            /** @description A container image reference: [registry/]namespace/name[:tag][@sha256:digest], e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime. */
+            /**
+             * @description A container image reference: [registry/]namespace/name[:tag][@sha256:digest], e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime.
+             * @example pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+             */
             image: string;
             /** @description For a private registry; null: none. */
             registry_username?: string | null;
@@ -1669,10 +1727,19 @@ export interface components {
             /** @description The container's command, instead of the image's own; null: the image's. */
             command?: string | null;
         };
+        /**
+         * @example {
+         *       "image": "pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime",
+         *       "registry_password": null
+         *     }
+         */
         ImageUpdate: {
             /** @description A name for the image, yours to choose. */
             name?: string;
-            /** @description A container image reference: [registry/]namespace/name[:tag][@sha256:digest], e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime. */
+            /**
+             * @description A container image reference: [registry/]namespace/name[:tag][@sha256:digest], e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime.
+             * @example pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+             */
             image?: string;
             /** @description For a private registry; null: none. */
             registry_username?: string | null;
@@ -1718,37 +1785,85 @@ export interface components {
         };
         /** @description GET /v1/gpus filters (all but limit), as JSON values: the machine the template wants. */
         TemplateSearch: {
-            /** @description GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works). */
+            /**
+             * @description GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).
+             * @example H100
+             */
             gpu_type?: string;
-            /** @description Exactly this many GPUs in the machine. */
+            /**
+             * @description Exactly this many GPUs in the machine.
+             * @example 8
+             */
             gpu_count?: number;
-            /** @description Memory of each GPU, at least, in GB. */
+            /**
+             * @description Memory of each GPU, at least, in GB.
+             * @example 80
+             */
             min_vram_gb?: number;
-            /** @description Download bandwidth, at least, in Mbit/s. */
+            /**
+             * @description Download bandwidth, at least, in Mbit/s.
+             * @example 1000
+             */
             min_download_mbps?: number;
-            /** @description Open ports, at least. */
+            /**
+             * @description Open ports, at least.
+             * @example 2
+             */
             min_ports?: number;
-            /** @description vCPUs, at least. */
+            /**
+             * @description vCPUs, at least.
+             * @example 16
+             */
             min_cpus?: number;
-            /** @description System memory, at least, in GB. */
+            /**
+             * @description System memory, at least, in GB.
+             * @example 64
+             */
             min_ram_gb?: number;
-            /** @description Disk, at least, in GB. */
+            /**
+             * @description Disk, at least, in GB.
+             * @example 100
+             */
             min_disk_gb?: number;
-            /** @description Per-GPU ceiling in USD per hour (not a whole-machine price): nodes whose price_per_gpu_hour_cents is at most this. */
+            /**
+             * @description Per-GPU ceiling in USD per hour (not a whole-machine price): nodes whose price_per_gpu_hour_cents is at most this.
+             * @example 2.5
+             */
             max_price_per_gpu_hour?: number;
-            /** @description ISO 3166-1 alpha-2 country code, e.g. US (any case). */
+            /**
+             * @description ISO 3166-1 alpha-2 country code, e.g. US (any case).
+             * @example US
+             */
             country?: string;
-            /** @description The provider's region name, e.g. us-east-1 (any case). */
+            /**
+             * @description The provider's region name, e.g. us-east-1 (any case).
+             * @example us-east-1
+             */
             region?: string;
-            /** @description Machines that can (true) or cannot (false) run Docker inside. */
+            /**
+             * @description Machines that can (true) or cannot (false) run Docker inside.
+             * @example true
+             */
             docker_in_docker?: boolean;
-            /** @description Machines with (true) or without (false) MIG-partitioned GPUs. */
+            /**
+             * @description Machines with (true) or without (false) MIG-partitioned GPUs.
+             * @example true
+             */
             mig?: boolean;
-            /** @description Bare-metal machines (true) or not (false). */
+            /**
+             * @description Bare-metal machines (true) or not (false).
+             * @example true
+             */
             baremetal?: boolean;
-            /** @description Virtual machines (true) or not (false). */
+            /**
+             * @description Virtual machines (true) or not (false).
+             * @example true
+             */
             virtualized?: boolean;
-            /** @description Only this provider, e.g. sandbox, vast, runpod, lambda. */
+            /**
+             * @description Only this provider, e.g. sandbox, vast, runpod, lambda.
+             * @example sandbox
+             */
             provider?: string;
             /**
              * @description Comma-separated key=value pairs (also !=, >=, <=, >, <) matched against the raw upstream fields of the providers that know the key (see each provider's extra_filter_keys); keys a provider does not know are listed in its ignored_filters.
@@ -1780,6 +1895,14 @@ export interface components {
             volume_ids?: string[];
             search?: components["schemas"]["TemplateSearch"];
         };
+        /**
+         * @example {
+         *       "name": "datasets",
+         *       "size_gb": 100,
+         *       "provider": "sandbox",
+         *       "region": "us-east"
+         *     }
+         */
         VolumeCreate: {
             name: string;
             /** @description Size in GB, 1 to 10000. */
@@ -1788,6 +1911,8 @@ export interface components {
             provider: string;
             /** @description The region (data center) to make it in; machines that use it must be there. */
             region: string;
+            /** @description Its window: the sweep deletes it when these hours end, and its storage is never billed past them. Required when the token (or one that issued it) has a spend cap or max_rental_hours (at most that many); its storage for these hours is then committed on the token's cap. */
+            hours?: number;
         };
         ReservationCreate: {
             /** @description A node from GET /v1/gpus, e.g. sandbox:100123; or send search. */
@@ -1797,22 +1922,46 @@ export interface components {
             /**
              * Format: date-time
              * @description ISO 8601: from 5 minutes to 90 days ahead.
+             * @example 2026-12-01T09:00:00Z
              */
             starts_at: string;
             /** @description Whole hours, 1 to 720: the machine is removed at starts_at + hours (ends_at). */
             hours: number;
             name: string;
-            /** @description A saved template (POST /v1/templates) the machine is set up from. */
+            /**
+             * @description A saved template (POST /v1/templates) the machine is set up from.
+             * @example tpl_9q4m2xk7c3rwh8vt
+             */
             template_id?: string;
-            /** @description One of your saved SSH keys (POST /v1/ssh-keys), installed on the machine. */
+            /**
+             * @description One of your saved SSH keys (POST /v1/ssh-keys), installed on the machine.
+             * @example key_9q4m2xk7c3rwh8vt
+             */
             ssh_key_id?: string;
             /** @description Retry with the same key and body to get the same reservation, never a second one. */
             idempotency_key?: string;
-            /** @description USD per GPU-hour the start may rent at, at most, instead of the quote (rate_cents_per_hour per GPU): a search, or a node that is gone, rents the cheapest match at or under it. */
+            /**
+             * @description USD per GPU-hour the start may rent at, at most, instead of the quote (rate_cents_per_hour per GPU): a search, or a node that is gone, rents the cheapest match at or under it.
+             * @example 2.5
+             */
             max_price_per_gpu_hour?: number;
         };
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/gpu",
+         *       "events": [
+         *         "instance.running",
+         *         "instance.terminated",
+         *         "balance.low"
+         *       ],
+         *       "description": "ops alerts"
+         *     }
+         */
         WebhookEndpointCreate: {
-            /** @description Where events are POSTed: https:// to a public address (http:// for localhost, 127.0.0.1 or ::1 only when the server runs with WEBHOOKS_ALLOW_HTTP=true). */
+            /**
+             * @description Where events are POSTed: https:// to a public address (http:// for localhost, 127.0.0.1 or ::1 only when the server runs with WEBHOOKS_ALLOW_HTTP=true).
+             * @example https://hooks.example.com/gpu
+             */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
             events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked")[];
@@ -1823,70 +1972,155 @@ export interface components {
             node_id?: string;
             /** @description GET /v1/gpus filters (all but limit and max_price_per_gpu_hour), as JSON values: the cheapest matching spot offer at or under the bid is rented. Or send node_id. */
             search?: components["schemas"]["TemplateSearch"];
-            /** @description The bid: USD per GPU-hour (at most 2 decimals), compared with spot_price_per_gpu_hour_cents. A machine is rented at the spot price of the moment, never above it. */
+            /**
+             * @description The bid: USD per GPU-hour (at most 2 decimals), compared with spot_price_per_gpu_hour_cents. A machine is rented at the spot price of the moment, never above it.
+             * @example 25.00
+             */
             max_price_per_gpu_hour: number | string;
             /** @description The machine's exact GPU count. */
             gpu_count: number;
             /** @description Whole hours, 1 to 720: the claim ends at created_at + hours (ends_at), its machine removed. Required when the token (or one that issued it) has a spend cap or a maximum rental duration; without it the claim lasts until released. */
             hours?: number;
             name: string;
-            /** @description A saved template (POST /v1/templates) each machine is set up from. */
+            /**
+             * @description A saved template (POST /v1/templates) each machine is set up from.
+             * @example tpl_9q4m2xk7c3rwh8vt
+             */
             template_id?: string;
-            /** @description One of your saved SSH keys (POST /v1/ssh-keys), installed on each machine. */
+            /**
+             * @description One of your saved SSH keys (POST /v1/ssh-keys), installed on each machine.
+             * @example key_9q4m2xk7c3rwh8vt
+             */
             ssh_key_id?: string;
         };
         UsageIngest: {
-            /** @description A kind of the price list (METERED_PRICES); an unknown kind is 422 naming the known ones. */
+            /**
+             * @description A kind of the price list (METERED_PRICES); an unknown kind is 422 naming the known ones.
+             * @example gpu_seconds
+             */
             resource_kind: string;
-            /** @description How much was used, in the kind's unit: > 0, at most 1000000000, at most 6 decimals; a number or a decimal string ("0.25"). */
+            /**
+             * @description How much was used, in the kind's unit: > 0, at most 1000000000, at most 6 decimals; a number or a decimal string ("0.25").
+             * @example 0.25
+             */
             quantity: number | string;
             /** @description Retry with the same key and body to get the same record, never a second one. */
             idempotency_key?: string;
             /**
              * Format: date-time
              * @description When the usage began; default ended_at, else the time of ingestion. Summaries bucket by it.
+             * @example 2026-12-01T09:00:00Z
              */
             started_at?: string;
             /**
              * Format: date-time
              * @description When it ended; not before started_at.
+             * @example 2026-12-01T09:00:00Z
              */
             ended_at?: string;
             /** @description What it was about, in your terms (a job id...). */
             reference?: string;
         };
+        /**
+         * @example {
+         *       "email": "me@example.com",
+         *       "password": "a long passphrase"
+         *     }
+         */
         EmailPasswordIn: {
-            /** @description Your email address. */
+            /**
+             * @description Your email address.
+             * @example me@example.com
+             */
             email: string;
-            /** @description At least 10 characters, not your email. */
+            /**
+             * @description At least 10 characters, not your email.
+             * @example a long passphrase
+             */
             password: string;
         };
+        /**
+         * @example {
+         *       "email": "me@example.com",
+         *       "code": "123456"
+         *     }
+         */
         EmailCodeIn: {
-            /** @description Your email address. */
+            /**
+             * @description Your email address.
+             * @example me@example.com
+             */
             email: string;
-            /** @description The 6-digit code from the email. */
+            /**
+             * @description The 6-digit code from the email.
+             * @example 123456
+             */
             code: string;
         };
+        /**
+         * @example {
+         *       "email": "me@example.com"
+         *     }
+         */
         EmailIn: {
-            /** @description Your email address. */
+            /**
+             * @description Your email address.
+             * @example me@example.com
+             */
             email: string;
         };
+        /**
+         * @example {
+         *       "email": "me@example.com",
+         *       "code": "123456",
+         *       "new_password": "another long passphrase"
+         *     }
+         */
         PasswordResetIn: {
-            /** @description Your email address. */
+            /**
+             * @description Your email address.
+             * @example me@example.com
+             */
             email: string;
-            /** @description The 6-digit code from the email. */
+            /**
+             * @description The 6-digit code from the email.
+             * @example 123456
+             */
             code: string;
-            /** @description At least 10 characters, not your email. */
+            /**
+             * @description At least 10 characters, not your email.
+             * @example a long passphrase
+             */
             new_password: string;
         };
+        /**
+         * @example {
+         *       "email": "me@example.com",
+         *       "session": "the session of the sign-in answer",
+         *       "new_password": "another long passphrase"
+         *     }
+         */
         NewPasswordIn: {
-            /** @description Your email address. */
+            /**
+             * @description Your email address.
+             * @example me@example.com
+             */
             email: string;
             /** @description From the sign-in answer that said new_password_required. */
             session: string;
-            /** @description At least 10 characters, not your email. */
+            /**
+             * @description At least 10 characters, not your email.
+             * @example a long passphrase
+             */
             new_password: string;
         };
+        /**
+         * @example {
+         *       "code": "the code sent to redirect_uri",
+         *       "redirect_uri": "http://127.0.0.1:53682/callback",
+         *       "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+         *     }
+         */
         IdpExchangeIn: {
             /** @description The authorization code the hosted sign-in page sent to redirect_uri. */
             code: string;
@@ -1897,13 +2131,30 @@ export interface components {
             redirect_uri?: string;
             code_verifier?: string;
         };
+        /**
+         * @example {
+         *       "device_code": "3584d83530557fdd1f46af8289938c8ef79f9dc5"
+         *     }
+         */
         DevicePollIn: {
             device_code: string;
         };
+        /**
+         * @example {
+         *       "email": "new.colleague@example.com",
+         *       "tenant_id": "ten_9q4m2xk7c3rwh8vt"
+         *     }
+         */
         InviteIn: {
-            /** @description Your email address. */
+            /**
+             * @description Your email address.
+             * @example me@example.com
+             */
             email: string;
-            /** @description The tenant the user joins; without it a new tenant is made now. */
+            /**
+             * @description The tenant the user joins; without it a new tenant is made now.
+             * @example ten_9q4m2xk7c3rwh8vt
+             */
             tenant_id?: string;
         };
         HealthOut: {
@@ -2281,6 +2532,8 @@ export interface components {
             volumes_failed: number;
             /** @description Volumes at a provider carrying one of our volume ids that nobody pays for, deleted there. */
             volume_orphans_deleted: number;
+            /** @description Volumes whose window (hours) ended, deleted at their provider. */
+            volumes_expired: number;
             /** @description Card checkouts settled by asking the processor (missed webhooks). */
             checkouts_settled: number;
             /** @description Usage records posted to the ledger. */
@@ -2397,6 +2650,8 @@ export interface components {
             price_per_gb_hour_usd: string;
             /** Format: date-time */
             created_at: string;
+            /** @description End of its window (hours): the sweep deletes it then. null: kept until deleted. */
+            ends_at: string | null;
         };
         ReservationOut: {
             id: string;
@@ -2851,6 +3106,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "acme"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TenantCreate"];
             };
         };
@@ -3018,6 +3278,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "agent",
+                 *       "scopes": [
+                 *         "read",
+                 *         "rent"
+                 *       ],
+                 *       "spend_limit_usd": "25.00",
+                 *       "max_rental_hours": 8
+                 *     }
+                 */
                 "application/json": components["schemas"]["TokenCreate"];
             };
         };
@@ -3203,6 +3474,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example tok_9q4m2xk7c3rwh8vt */
                 token_id: string;
             };
             cookie?: never;
@@ -3310,23 +3582,41 @@ export interface operations {
     searchGpus: {
         parameters: {
             query?: {
+                /** @example H100 */
                 gpu_type?: string;
+                /** @example 8 */
                 gpu_count?: number;
+                /** @example 80 */
                 min_vram_gb?: number;
+                /** @example 1000 */
                 min_download_mbps?: number;
+                /** @example 2 */
                 min_ports?: number;
+                /** @example 16 */
                 min_cpus?: number;
+                /** @example 64 */
                 min_ram_gb?: number;
+                /** @example 100 */
                 min_disk_gb?: number;
+                /** @example 2.5 */
                 max_price_per_gpu_hour?: number;
+                /** @example US */
                 country?: string;
+                /** @example us-east-1 */
                 region?: string;
+                /** @example true */
                 docker_in_docker?: boolean;
+                /** @example true */
                 mig?: boolean;
+                /** @example true */
                 baremetal?: boolean;
+                /** @example true */
                 virtualized?: boolean;
+                /** @example sandbox */
                 provider?: string;
+                /** @example  */
                 extra_filters?: string;
+                /** @example 10 */
                 limit?: number;
             };
             header?: never;
@@ -3416,23 +3706,41 @@ export interface operations {
     getMarketplace: {
         parameters: {
             query?: {
+                /** @example H100 */
                 gpu_type?: string;
+                /** @example 8 */
                 gpu_count?: number;
+                /** @example 80 */
                 min_vram_gb?: number;
+                /** @example 1000 */
                 min_download_mbps?: number;
+                /** @example 2 */
                 min_ports?: number;
+                /** @example 16 */
                 min_cpus?: number;
+                /** @example 64 */
                 min_ram_gb?: number;
+                /** @example 100 */
                 min_disk_gb?: number;
+                /** @example 2.5 */
                 max_price_per_gpu_hour?: number;
+                /** @example US */
                 country?: string;
+                /** @example us-east-1 */
                 region?: string;
+                /** @example true */
                 docker_in_docker?: boolean;
+                /** @example true */
                 mig?: boolean;
+                /** @example true */
                 baremetal?: boolean;
+                /** @example true */
                 virtualized?: boolean;
+                /** @example sandbox */
                 provider?: string;
+                /** @example  */
                 extra_filters?: string;
+                /** @example 10 */
                 recent_limit?: number;
             };
             header?: never;
@@ -3584,6 +3892,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "runaway job"
+                 *     }
+                 */
                 "application/json": components["schemas"]["StopCreate"];
             };
         };
@@ -4023,6 +4336,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount_usd": "500.00",
+                 *       "reference": "ACME-2026-11"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DepositCreate"];
             };
         };
@@ -4141,6 +4460,7 @@ export interface operations {
     listLedger: {
         parameters: {
             query?: {
+                /** @example 10 */
                 limit?: number;
             };
             header?: never;
@@ -4230,8 +4550,11 @@ export interface operations {
     getBillingSummary: {
         parameters: {
             query?: {
+                /** @example monthly */
                 granularity?: "monthly" | "weekly";
+                /** @example 2000 */
                 year?: number;
+                /** @example 10 */
                 limit?: number;
             };
             header?: never;
@@ -4327,6 +4650,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount_usd": "100.00"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CheckoutCreate"];
             };
         };
@@ -4458,6 +4786,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example mcs_3f9a0c2e7b1d4a6f8e20 */
                 session_id: string;
             };
             cookie?: never;
@@ -4584,6 +4913,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "threshold_usd": "20.00",
+                 *       "amount_usd": "100.00"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AutoRechargeUpdate"];
             };
         };
@@ -4802,6 +5138,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example mcs_3f9a0c2e7b1d4a6f8e20 */
                 session_id: string;
             };
             cookie?: never;
@@ -4891,6 +5228,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example mcs_3f9a0c2e7b1d4a6f8e20 */
                 session_id: string;
             };
             cookie?: never;
@@ -4980,6 +5318,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example mcs_3f9a0c2e7b1d4a6f8e20 */
                 session_id: string;
             };
             cookie?: never;
@@ -5069,12 +5408,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ten_9q4m2xk7c3rwh8vt */
                 tenant_id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "chargeback under review"
+                 *     }
+                 */
                 "application/json": components["schemas"]["HoldCreate"];
             };
         };
@@ -5195,6 +5540,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ten_9q4m2xk7c3rwh8vt */
                 tenant_id: string;
             };
             cookie?: never;
@@ -5423,6 +5769,7 @@ export interface operations {
     operatorListDeposits: {
         parameters: {
             query?: {
+                /** @example pending */
                 status?: "pending" | "confirmed" | "rejected" | "expired";
             };
             header?: never;
@@ -5503,6 +5850,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example dep_9q4m2xk7c3rwh8vt */
                 deposit_id: string;
             };
             cookie?: never;
@@ -5614,6 +5962,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example dep_9q4m2xk7c3rwh8vt */
                 deposit_id: string;
             };
             cookie?: never;
@@ -5725,12 +6074,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ten_9q4m2xk7c3rwh8vt */
                 tenant_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount_usd": "50.00",
+                 *       "reason": "first funds"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreditCreate"];
             };
         };
@@ -5855,6 +6211,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tenant_id": "ten_9q4m2xk7c3rwh8vt",
+                 *       "amount_usd": "12.50",
+                 *       "reason": "support hours, November"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChargeCreate"];
             };
         };
@@ -6055,6 +6418,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "node_id": "sandbox:100123",
+                 *       "name": "trainer",
+                 *       "ssh_public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl you@laptop",
+                 *       "termination_hours": 4,
+                 *       "idempotency_key": "trainer-2026-11-21-1"
+                 *     }
+                 */
                 "application/json": components["schemas"]["InstanceCreate"];
             };
         };
@@ -6210,6 +6582,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
@@ -6321,6 +6694,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
@@ -6432,6 +6806,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
@@ -6565,12 +6940,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "removal_scheduled_at": "2026-12-01T09:00:00Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ScheduleRemovalRequest"];
             };
         };
@@ -6713,6 +7094,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ins_9q4m2xk7c3rwh8vt */
                 instance_id: string;
             };
             cookie?: never;
@@ -6915,6 +7297,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "laptop",
+                 *       "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl you@laptop"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SSHKeyCreate"];
             };
         };
@@ -7046,6 +7434,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example key_9q4m2xk7c3rwh8vt */
                 key_id: string;
             };
             cookie?: never;
@@ -7157,6 +7546,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example key_9q4m2xk7c3rwh8vt */
                 key_id: string;
             };
             cookie?: never;
@@ -7357,6 +7747,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "pytorch",
+                 *       "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                 *       "command": "python train.py"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ImageCreate"];
             };
         };
@@ -7477,6 +7874,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example img_9q4m2xk7c3rwh8vt */
                 image_id: string;
             };
             cookie?: never;
@@ -7597,12 +7995,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example img_9q4m2xk7c3rwh8vt */
                 image_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "image": "pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime",
+                 *       "registry_password": null
+                 *     }
+                 */
                 "application/json": components["schemas"]["ImageUpdate"];
             };
         };
@@ -7814,6 +8219,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "trainer",
+                 *       "image_id": "img_9q4m2xk7c3rwh8vt",
+                 *       "ssh_key_ids": [
+                 *         "key_9q4m2xk7c3rwh8vt"
+                 *       ],
+                 *       "env": {
+                 *         "WANDB_PROJECT": "llm"
+                 *       },
+                 *       "ports": [
+                 *         8888
+                 *       ],
+                 *       "startup_script": "pip install -r requirements.txt",
+                 *       "termination_hours": 8,
+                 *       "search": {
+                 *         "gpu_type": "H100",
+                 *         "gpu_count": 8,
+                 *         "max_price_per_gpu_hour": 2.5
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateCreate"];
             };
         };
@@ -7934,6 +8361,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example tpl_9q4m2xk7c3rwh8vt */
                 template_id: string;
             };
             cookie?: never;
@@ -8043,12 +8471,23 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example tpl_9q4m2xk7c3rwh8vt */
                 template_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                 *       "termination_hours": null,
+                 *       "search": {
+                 *         "gpu_type": "A100",
+                 *         "gpu_count": 1
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateUpdate"];
             };
         };
@@ -8260,6 +8699,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "datasets",
+                 *       "size_gb": 100,
+                 *       "provider": "sandbox",
+                 *       "region": "us-east"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VolumeCreate"];
             };
         };
@@ -8308,6 +8755,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Available funds short of its first 24 hours of storage, or its storage for `hours` would pass the spend cap; nothing made */
+            402: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description The token lacks the `rent` scope */
             403: {
                 headers: {
@@ -8319,7 +8777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Renting is paused, or the provider refused the volume, or answered only after it was given up (nothing is billed) */
+            /** @description Renting is paused, the tenant would hold more than VOLUME_MAX_GB_PER_TENANT, or the provider refused the volume, or answered only after it was given up (nothing is billed) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8413,6 +8871,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example vol_9q4m2xk7c3rwh8vt */
                 volume_id: string;
             };
             cookie?: never;
@@ -8624,6 +9083,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "node_id": "sandbox:100123",
+                 *       "starts_at": "2026-12-01T09:00:00Z",
+                 *       "hours": 4,
+                 *       "name": "nightly-eval",
+                 *       "idempotency_key": "nightly-eval-2026-12-01"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ReservationCreate"];
             };
         };
@@ -8855,6 +9323,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example res_9q4m2xk7c3rwh8vt */
                 reservation_id: string;
             };
             cookie?: never;
@@ -8966,6 +9435,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example res_9q4m2xk7c3rwh8vt */
                 reservation_id: string;
             };
             cookie?: never;
@@ -9168,6 +9638,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/gpu",
+                 *       "events": [
+                 *         "instance.running",
+                 *         "instance.terminated",
+                 *         "balance.low"
+                 *       ],
+                 *       "description": "ops alerts"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointCreate"];
             };
         };
@@ -9299,6 +9780,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example whe_9q4m2xk7c3rwh8vt */
                 endpoint_id: string;
             };
             cookie?: never;
@@ -9410,6 +9892,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example whe_9q4m2xk7c3rwh8vt */
                 endpoint_id: string;
             };
             cookie?: never;
@@ -9519,12 +10002,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example whe_9q4m2xk7c3rwh8vt */
                 endpoint_id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -9665,10 +10150,12 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @example 10 */
                 limit?: number;
             };
             header?: never;
             path: {
+                /** @example whe_9q4m2xk7c3rwh8vt */
                 endpoint_id: string;
             };
             cookie?: never;
@@ -9860,6 +10347,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "search": {
+                 *         "gpu_type": "H100"
+                 *       },
+                 *       "max_price_per_gpu_hour": "2.50",
+                 *       "gpu_count": 1,
+                 *       "hours": 4,
+                 *       "name": "batch-inference"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SpotClaimCreate"];
             };
         };
@@ -10013,6 +10511,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example spc_9q4m2xk7c3rwh8vt */
                 claim_id: string;
             };
             cookie?: never;
@@ -10124,6 +10623,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example spc_9q4m2xk7c3rwh8vt */
                 claim_id: string;
             };
             cookie?: never;
@@ -10244,12 +10744,22 @@ export interface operations {
     listUsage: {
         parameters: {
             query?: {
-                /** @description Only records of this kind. */
+                /**
+                 * @description Only records of this kind.
+                 * @example gpu_seconds
+                 */
                 resource_kind?: string;
-                /** @description Records that started at or after this moment. */
+                /**
+                 * @description Records that started at or after this moment.
+                 * @example 2026-12-01T09:00:00Z
+                 */
                 since?: string;
-                /** @description Records that started before this moment. */
+                /**
+                 * @description Records that started before this moment.
+                 * @example 2026-12-01T09:00:00Z
+                 */
                 until?: string;
+                /** @example 10 */
                 limit?: number;
             };
             header?: never;
@@ -10345,6 +10855,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resource_kind": "gpu_seconds",
+                 *       "quantity": "3600",
+                 *       "idempotency_key": "job-8812-gpu",
+                 *       "started_at": "2026-12-01T09:00:00Z",
+                 *       "ended_at": "2026-12-01T09:00:00Z",
+                 *       "reference": "job 8812"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UsageIngest"];
             };
         };
@@ -10476,8 +10996,11 @@ export interface operations {
     getUsageSummary: {
         parameters: {
             query?: {
+                /** @example monthly */
                 granularity?: "monthly" | "weekly";
+                /** @example 2000 */
                 year?: number;
+                /** @example 10 */
                 limit?: number;
             };
             header?: never;
@@ -10703,6 +11226,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com",
+                 *       "password": "a long passphrase"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailPasswordIn"];
             };
         };
@@ -10816,6 +11345,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailCodeIn"];
             };
         };
@@ -10929,6 +11464,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailIn"];
             };
         };
@@ -11042,6 +11582,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailIn"];
             };
         };
@@ -11155,6 +11700,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com",
+                 *       "code": "123456",
+                 *       "new_password": "another long passphrase"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PasswordResetIn"];
             };
         };
@@ -11268,6 +11820,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com",
+                 *       "password": "a long passphrase"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailPasswordIn"];
             };
         };
@@ -11414,6 +11972,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "me@example.com",
+                 *       "session": "the session of the sign-in answer",
+                 *       "new_password": "another long passphrase"
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewPasswordIn"];
             };
         };
@@ -11560,6 +12125,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "the code sent to redirect_uri",
+                 *       "redirect_uri": "http://127.0.0.1:53682/callback",
+                 *       "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+                 *     }
+                 */
                 "application/json": components["schemas"]["IdpExchangeIn"];
             };
         };
@@ -11782,6 +12354,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "device_code": "3584d83530557fdd1f46af8289938c8ef79f9dc5"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DevicePollIn"];
             };
         };
@@ -11928,6 +12505,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "new.colleague@example.com",
+                 *       "tenant_id": "ten_9q4m2xk7c3rwh8vt"
+                 *     }
+                 */
                 "application/json": components["schemas"]["InviteIn"];
             };
         };
@@ -12146,6 +12729,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example idn_9q4m2xk7c3rwh8vt */
                 identity_id: string;
             };
             cookie?: never;
@@ -12264,18 +12848,36 @@ export interface operations {
     authorizePage: {
         parameters: {
             query?: {
-                /** @description Must be `code`. */
-                response_type?: string;
-                /** @description Must be `gpu-control-plane`. */
-                client_id?: string;
-                /** @description Where the code is sent: this server's origin, a loopback address on any port (http://127.0.0.1:<port>/…, RFC 8252), or one listed in AUTH_REDIRECT_URIS. */
+                /**
+                 * @description Must be `code`.
+                 * @example code
+                 */
+                response_type?: "code";
+                /**
+                 * @description Must be `gpu-control-plane`.
+                 * @example gpu-control-plane
+                 */
+                client_id?: "gpu-control-plane";
+                /**
+                 * @description Where the code is sent: this server's origin, a loopback address on any port (http://127.0.0.1:<port>/…, RFC 8252), or one listed in AUTH_REDIRECT_URIS.
+                 * @example http://127.0.0.1:53682/callback
+                 */
                 redirect_uri?: string;
-                /** @description Sent back unchanged with the code (at most 1,024 characters). */
+                /**
+                 * @description Sent back unchanged with the code (at most 1,024 characters).
+                 * @example af0ifjsldkj
+                 */
                 state?: string;
-                /** @description The base64url SHA-256 of the PKCE code verifier (43 characters). */
+                /**
+                 * @description The base64url SHA-256 of the PKCE code verifier (43 characters).
+                 * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
+                 */
                 code_challenge?: string;
-                /** @description Must be `S256`. */
-                code_challenge_method?: string;
+                /**
+                 * @description Must be `S256`.
+                 * @example S256
+                 */
+                code_challenge_method?: "S256";
             };
             header?: never;
             path?: never;

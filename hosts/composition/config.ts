@@ -44,6 +44,8 @@ export interface ControlPlaneConfig {
   metrics?: MetricsConfig;
   /** Outbound webhooks (DESIGN.md §15): the delivery worker and where endpoints may point. */
   webhooks?: WebhooksConfig;
+  /** What one tenant may hold at the providers in volumes (VOLUME_MAX_GB_PER_TENANT). Default 10,000 GB. */
+  volumes?: { maxGbPerTenant?: number };
 }
 
 export interface WebhooksConfig {
@@ -148,6 +150,7 @@ const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  VOLUME_MAX_GB_PER_TENANT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
 });
 
 export class ConfigError extends Error {
@@ -214,6 +217,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
     ...(e.SECRETS_KEY && { secretsKey: e.SECRETS_KEY }),
     webhooks: { allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true', timeoutMs: e.WEBHOOK_TIMEOUT_MS },
+    volumes: { maxGbPerTenant: e.VOLUME_MAX_GB_PER_TENANT },
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

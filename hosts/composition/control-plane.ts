@@ -54,7 +54,8 @@ import { MeteringService } from '../../core/metering/metering-service.ts';
 import { meteringRoutes } from '../http/routes/metering-routes.ts';
 import { ConfigError } from './config.ts';
 import { priceListOf } from './metering-config.ts';
-import { VolumeService } from '../../core/volumes/volume-service.ts';
+import { VolumeExpiry } from '../../core/volumes/volume-expiry.ts';
+import { DEFAULT_MAX_GB_PER_TENANT, VolumeService } from '../../core/volumes/volume-service.ts';
 import { VolumeMeter } from '../../core/volumes/volume-meter.ts';
 import { volumeRoutes } from '../http/routes/volume-routes.ts';
 import { templateNode } from './template-node.ts';
@@ -272,7 +273,14 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   });
 
   container.register(TOKENS.volumes, {
-    useFactory: instanceCachingFactory((c) => new VolumeService({ ...basics(c), providers: c.resolve<Provider[]>(TOKENS.providers) })),
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new VolumeService({
+          ...basics(c),
+          providers: c.resolve<Provider[]>(TOKENS.providers),
+          limits: { maxGbPerTenant: config.volumes?.maxGbPerTenant ?? DEFAULT_MAX_GB_PER_TENANT },
+        }),
+    ),
   });
   container.register(TOKENS.billing, {
     useFactory: instanceCachingFactory(
@@ -357,6 +365,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           payments: c.resolve<PaymentsService>(TOKENS.paymentsService),
           metering: c.resolve<MeteringService>(TOKENS.metering),
           volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
+          volumeWindows: new VolumeExpiry({ ...basics(c), providers: c.resolve<Provider[]>(TOKENS.providers) }),
           metrics: c.resolve<Metrics>(TOKENS.metrics),
           balanceAlerts: new BalanceAlerts(basics(c)),
           reservations: new ReservationStarter({

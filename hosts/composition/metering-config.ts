@@ -8,6 +8,9 @@ export interface MeteringConfig {
   prices: MeteredPricesJson;
 }
 
+/** The METERED_PRICES that docs/configuration.md shows (and test/api/openapi-examples.test.ts starts a server with). */
+export const METERED_PRICES_EXAMPLE = '{"gpu_seconds": {"unit": "second", "usd_per_unit": "0.0004"}}';
+
 /** METERED_PRICES, read; its problems are added to `problems`, each naming the variable. */
 export function meteringFromEnv(env: Record<string, string | undefined>, problems: string[]): MeteringConfig {
   const text = env.METERED_PRICES?.trim();
@@ -16,7 +19,7 @@ export function meteringFromEnv(env: Record<string, string | undefined>, problem
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    problems.push(`  METERED_PRICES: not JSON (${(error as Error).message}); write e.g. {"gpu_seconds": {"unit": "second", "usd_per_unit": "0.0004"}}`);
+    problems.push(`  METERED_PRICES: not JSON (${(error as Error).message}); write e.g. ${METERED_PRICES_EXAMPLE}`);
     return { prices: {} };
   }
   const parsed = parsePriceList(raw);

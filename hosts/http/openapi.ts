@@ -3,22 +3,28 @@ import { z } from 'zod';
 import { BODY_LIMIT_KB } from './json-body.ts';
 import { MAX_HEAD_BYTES } from './server.ts';
 import { ErrorOut, ValidationErrorOut } from './schemas/common.ts';
+import { tagDescription } from './openapi-tags.ts';
+import { singleTypes } from './single-types.ts';
 import type { Access, RouteDef } from './route.ts';
 
 export const API_VERSION = '0.1.0';
 
 const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
 
-/** The `security` of an operation: which credential the route table asks for. */
+/**
+ * The `security` of an operation: which credential the route table asks for. The token scope it needs is
+ * stated beside it (`x-required-scope` and the description), not as a role in the requirement: OpenAPI 3.1
+ * allows roles for any scheme, but linters and client generators read a requirement's list as OAuth scopes
+ * the scheme must declare, and a bearer scheme declares none.
+ */
 const security = (access: Access) => {
   switch (access.kind) {
     case 'public':
       return [];
     case 'bearer':
-      // OpenAPI 3.1 lets non-OAuth schemes list the roles they require: here, the token scope.
-      return [{ bearerAuth: access.scope ? [access.scope] : [] }];
+      return [{ bearerAuth: [] }];
     case 'bearer-or-body':
-      return [{ bearerAuth: [access.scope] }, {}];
+      return [{ bearerAuth: [] }, {}];
     case 'operator':
       return [{ operatorKey: [] }];
     case 'monitoring':
@@ -92,6 +98,19 @@ function derivedResponses(route: RouteDef): Map<number, { description: string; s
   return derived;
 }
 
+/** The token scope a route needs, if any: the `x-required-scope` of its operation (the MCP tools read it too). */
+const requiredScope = (access: Access): string | null => ((access.kind === 'bearer' || access.kind === 'bearer-or-body') && access.scope) || null;
+
+/**
+ * A request body's example, for the tools that build requests from the document (contract-test generators,
+ * mock servers): the first of the body schema's own `examples`. test/api/openapi-examples.test.ts sends each
+ * one to a server and wants it accepted.
+ */
+const bodyExample = (body: z.ZodType): { example?: unknown } => {
+  const examples = (body.meta() as { examples?: unknown[] } | undefined)?.examples;
+  return examples && examples.length > 0 ? { example: examples[0] } : {};
+};
+
 const headersOf = (shape: Record<string, z.ZodType>) => (Object.keys(shape).length > 0 ? { headers: z.object(shape) } : {});
 
 function operation(route: RouteDef) {
@@ -122,11 +141,13 @@ function operation(route: RouteDef) {
     description: scopeNote(route.access),
     tags: route.tags,
     security: security(route.access),
-    'x-required-scope': route.access.kind === 'bearer' || route.access.kind === 'bearer-or-body' ? route.access.scope : null,
+    ...(requiredScope(route.access) && { 'x-required-scope': requiredScope(route.access) }),
+    // what an agent's tooling needs to know before it calls: this operation can spend money (the spend gate decides)
+    ...(route.commitsMoney && { 'x-commits-money': true }),
     ...((route.params || route.query) && {
       requestParams: { ...(route.params && { path: route.params }), ...(route.query && { query: route.query }) },
     }),
-    ...(route.body && { requestBody: { required: !route.bodyOptional, ...json(route.body) } }),
+    ...(route.body && { requestBody: { required: !route.bodyOptional, content: { 'application/json': { schema: route.body, ...bodyExample(route.body) } } } }),
     responses,
   };
 }
@@ -153,11 +174,14 @@ export function buildOpenApi(routes: readonly RouteDef[]): object {
   for (const route of routes) {
     (paths[route.path] ??= {})[route.method] = operation(route);
   }
-  return createDocument({
+  const tags = [...new Set(routes.flatMap((route) => route.tags))].map((name) => ({ name, description: tagDescription(name) }));
+  const document = createDocument({
     openapi: '3.1.0',
     info: {
       title: 'gpu-control-plane',
       version: API_VERSION,
+      // a self-hosted server: whoever runs it answers for it, and /docs is where its reference is read
+      contact: { name: 'The operators of this server' },
       description:
         'One API in front of several upstream GPU clouds, paid from a prepaid balance in integer cents. ' +
         'Every error is JSON `{detail}`. Every path answers OPTIONS with 204 and `Allow`; a method a path does not list answers 405 with `Allow`; ' +
@@ -166,7 +190,25 @@ export function buildOpenApi(routes: readonly RouteDef[]): object {
     },
     servers: [{ url: '/' }],
     security: [],
+    tags,
     paths: paths as never,
     components: { securitySchemes: usedSchemes(routes) },
   });
+  return singleTypes(withParameterExamples(document)) as object;
+}
+
+/** A parameter's example stated on the parameter itself (where request builders look first), from its schema's `examples`. */
+function withParameterExamples<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, { parameters?: { schema?: unknown; example?: unknown }[] }>> }).paths ?? {};
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of operation.parameters ?? []) {
+        // a choice's first value or its default, when nothing better is given
+        const schema = parameter.schema as { examples?: unknown[]; enum?: unknown[]; default?: unknown } | undefined;
+        const first = schema?.examples?.[0] ?? schema?.enum?.[0] ?? schema?.default;
+        if (first !== undefined && parameter.example === undefined) parameter.example = first;
+      }
+    }
+  }
+  return document;
 }

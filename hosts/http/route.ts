@@ -81,6 +81,11 @@ export interface RouteDef {
   bodyOptional?: boolean;
   /** Never rate limited (liveness probes). */
   unlimited?: boolean;
+  /**
+   * The route can commit money (a machine, a booking, storage): its use case passes the one spend gate
+   * (docs/decisions.md, "One spend gate"), and test/api/spend-gate.model.test.ts drives every route marked so.
+   */
+  commitsMoney?: true;
   responses: RouteResponse[];
   handle(ctx: HandlerContext<any, any, any>): Promise<HandlerResult>;
 }

@@ -1,3 +1,8 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -102,5 +107,49 @@ describe('npm run mcp (stdio, against a remote server)', () => {
   it('a bad token is refused with the reason, naming GPUCTL_TOKEN', async () => {
     const client = await connect('gcp_not_a_token');
     await expect(client.listTools()).rejects.toThrow(/GPUCTL_TOKEN/);
+  });
+});
+
+describe('gpuctl mcp (stdio, signed in as gpuctl is)', () => {
+  it('serves the tools of the profile gpuctl login saved, with no GPUCTL_URL or GPUCTL_TOKEN', async () => {
+    const { token } = await world.fundedTenant(10);
+    const reader = await childToken(token, { scopes: ['read'] });
+    const config = mkdtempSync(join(tmpdir(), 'gpuctl-mcp-'));
+    try {
+      // the environment an MCP client gives `npx gpuctl mcp`: the user's, where gpuctl keeps its profiles
+      const env: Record<string, string> = { ...(process.env as Record<string, string>), XDG_CONFIG_HOME: config };
+      delete env.GPUCTL_URL;
+      delete env.GPUCTL_TOKEN;
+      const gpuctl = join(process.cwd(), 'bin/gpuctl.js');
+      // not spawnSync: the server answering the login runs in this process
+      await promisify(execFile)(process.execPath, [gpuctl, 'login', '--url', world.api.baseUrl, '--token', reader], { env });
+
+      const client = new Client({ name: 'gpuctl-mcp-test', version: '1.0.0' });
+      clients.push(client);
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [gpuctl, 'mcp'], env, stderr: 'pipe' }));
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('search_gpus');
+      expect(names).not.toContain('rent_instance');
+      const self = await call(client, 'get_token_self');
+      expect(self.isError, text(self)).toBeFalsy();
+      expect((self.structuredContent as { scopes: string[] }).scopes).toEqual(['read']);
+    } finally {
+      rmSync(config, { recursive: true, force: true });
+    }
+  });
+
+  it('without a profile, says how to sign in (exit 3)', () => {
+    const config = mkdtempSync(join(tmpdir(), 'gpuctl-mcp-'));
+    try {
+      const env: Record<string, string> = { ...(process.env as Record<string, string>), XDG_CONFIG_HOME: config };
+      delete env.GPUCTL_URL;
+      delete env.GPUCTL_TOKEN;
+      const run = spawnSync(process.execPath, [join(process.cwd(), 'bin/gpuctl.js'), 'mcp'], { env, encoding: 'utf8', input: '' });
+      expect(run.status).toBe(3);
+      expect(run.stderr).toMatch(/gpuctl login/);
+      expect(run.stdout).toBe('');
+    } finally {
+      rmSync(config, { recursive: true, force: true });
+    }
   });
 });

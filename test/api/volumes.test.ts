@@ -31,6 +31,7 @@ describe('volumes', () => {
       price_per_gb_month_cents: 7,
       price_per_gb_hour_usd: '0.000096',
       created_at: world.clock.now().toISOString(),
+      ends_at: null,
     });
     expect((await volumesOf(token)).map((v) => v.id)).toEqual([made.body.id]);
     // the provider keeps it under its own id, in the region asked for

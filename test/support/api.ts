@@ -7,6 +7,7 @@ import { createControlPlane, type ControlPlane, type ControlPlaneOverrides } fro
 import { createHttpApp } from '../../hosts/http/app.ts';
 import { listenHttp } from '../../hosts/http/server.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
+import { OpenApiValidator } from './openapi-validator.ts';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789';
 
@@ -20,7 +21,16 @@ export interface TestApi {
   baseUrl: string;
   plane: ControlPlane;
   clock: ManualClock;
-  call<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  /**
+   * One request to the server; its answer is checked against /openapi.json (status, content type, JSON body,
+   * required headers: support/openapi-validator.ts) and a drift throws. `unchecked` leaves out that check,
+   * for a test of what the document cannot describe.
+   */
+  call<T = any>(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; unchecked?: boolean },
+  ): Promise<ApiResponse<T>>;
   /** A new tenant and its root token with every scope. */
   newTenant(name?: string): Promise<{ tenantId: string; token: string; tokenId: string }>;
   close(): Promise<void>;
@@ -51,6 +61,7 @@ export async function startApi(
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const validator = new OpenApiValidator(plane.openApi as Record<string, unknown>);
   const call: TestApi['call'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -58,7 +69,8 @@ export async function startApi(
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    // a redirect is an answer of this server, checked as such: not followed to wherever it points
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -66,6 +78,7 @@ export async function startApi(
     } catch {
       /* not JSON: keep the text, the test will say so */
     }
+    if (!options.unchecked) validator.check({ method, url: path, status: response.status, headers: response.headers, body: parsed });
     return { status: response.status, headers: response.headers, body: parsed as any };
   };
 

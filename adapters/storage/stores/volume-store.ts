@@ -4,7 +4,7 @@ import type { Volume, VolumeStatus } from '../../../core/volumes/volume.ts';
 import { date, dateOrNull, num, textArray, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS =
-  'id, tenant_id, name, size_gb, provider, region, status, upstream_id, attached_instance_id, price_usd_per_gb_month, price_usd_per_gb_hour, billed_hours, created_at, deleted_at';
+  'id, tenant_id, name, size_gb, provider, region, status, upstream_id, attached_instance_id, price_usd_per_gb_month, price_usd_per_gb_hour, billed_hours, created_at, deleted_at, token_id, ends_at, commitment_cents';
 
 const toVolume = (row: Row): Volume => ({
   id: String(row.id),
@@ -21,6 +21,9 @@ const toVolume = (row: Row): Volume => ({
   billedHours: num(row.billed_hours),
   createdAt: date(row.created_at),
   deletedAt: dateOrNull(row.deleted_at),
+  tokenId: textOrNull(row.token_id),
+  endsAt: dateOrNull(row.ends_at),
+  commitmentCents: num(row.commitment_cents),
 });
 
 export class MikroVolumeStore implements VolumeStore {
@@ -31,9 +34,9 @@ export class MikroVolumeStore implements VolumeStore {
   }
 
   async add(v: Volume): Promise<void> {
-    await this.em.execute(`insert into volumes (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    await this.em.execute(`insert into volumes (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
       v.id, v.tenantId, v.name, v.sizeGb, v.provider, v.region, v.status, v.upstreamId, v.attachedInstanceId,
-      v.priceUsdPerGbMonth, v.priceUsdPerGbHour, v.billedHours, v.createdAt, v.deletedAt,
+      v.priceUsdPerGbMonth, v.priceUsdPerGbHour, v.billedHours, v.createdAt, v.deletedAt, v.tokenId, v.endsAt, v.commitmentCents,
     ]);
   }
 
@@ -58,9 +61,10 @@ export class MikroVolumeStore implements VolumeStore {
   }
 
   async update(v: Volume): Promise<void> {
-    await this.em.execute(`update volumes set name = ?, status = ?, upstream_id = ?, attached_instance_id = ?, billed_hours = ?, deleted_at = ? where id = ?`, [
-      v.name, v.status, v.upstreamId, v.attachedInstanceId, v.billedHours, v.deletedAt, v.id,
-    ]);
+    await this.em.execute(
+      `update volumes set name = ?, status = ?, upstream_id = ?, attached_instance_id = ?, billed_hours = ?, deleted_at = ?, commitment_cents = ? where id = ?`,
+      [v.name, v.status, v.upstreamId, v.attachedInstanceId, v.billedHours, v.deletedAt, v.commitmentCents, v.id],
+    );
   }
 
   async attach(volumeIds: readonly string[], instanceId: string): Promise<void> {
@@ -89,13 +93,27 @@ export class MikroVolumeStore implements VolumeStore {
   }
 
   async withHoursToRecord(now: Date): Promise<Volume[]> {
-    // started hours from creation to deletion (or now) beyond those recorded: ceil(elapsed / 1 h) > billed_hours
+    // started hours from creation to deletion (or now, or the end of its window when that came first) beyond those
+    // recorded: ceil(elapsed / 1 h) > billed_hours
     const rows = await this.em.execute<Row[]>(
       `select ${COLUMNS} from volumes
         where status in ('available', 'attached', 'deleted')
-          and ceil(extract(epoch from (coalesce(deleted_at, ?) - created_at)) / 3600) > billed_hours
+          and ceil(extract(epoch from (least(coalesce(deleted_at, ?), ends_at) - created_at)) / 3600) > billed_hours
         order by tenant_id, id`,
       [now],
+    );
+    return rows.map(toVolume);
+  }
+
+  async heldGb(tenantId: string): Promise<number> {
+    const [row] = await this.em.execute<Row[]>(`select coalesce(sum(size_gb), 0) as gb from volumes where tenant_id = ? and status in ('creating', 'available', 'attached')`, [tenantId]);
+    return num(row!.gb);
+  }
+
+  async expired(now: Date, limit: number): Promise<Volume[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${COLUMNS} from volumes where ends_at <= ? and status in ('available', 'attached') order by ends_at, id limit ?`,
+      [now, limit],
     );
     return rows.map(toVolume);
   }

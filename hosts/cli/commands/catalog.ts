@@ -191,20 +191,22 @@ function volumes(program: Command): void {
         .argument('<name>', 'a name for it')
         .requiredOption('--size-gb <gb>', 'size, 1 to 10000', integer(1, 10_000))
         .requiredOption('--provider <name>', 'a provider with volumes')
-        .requiredOption('--region <region>', 'machines that use it must be there'),
+        .requiredOption('--region <region>', 'machines that use it must be there')
+        .option('--hours <hours>', 'delete it when these hours end (required with a capped token)', integer(1, 8_760)),
     ),
-    'gpuctl volumes create data --size-gb 100 --provider sandbox --region us-east-1',
+    'gpuctl volumes create data --size-gb 100 --provider sandbox --region us-east-1 --hours 48',
   ).action(async (name: string, _options: unknown, command: Command) => {
-    const o = optionsOf<{ sizeGb: number; provider: string; region: string }>(command);
+    const o = optionsOf<{ sizeGb: number; provider: string; region: string; hours?: number }>(command);
     const session = connect(command);
-    const created = await expectOk(session, session.client.POST('/v1/volumes', { body: { name, size_gb: o.sizeGb, provider: o.provider, region: o.region } }));
+    const body = { name, size_gb: o.sizeGb, provider: o.provider, region: o.region, ...(o.hours !== undefined && { hours: o.hours }) };
+    const created = await expectOk(session, session.client.POST('/v1/volumes', { body }));
     if (o.json) return printJson(created);
     if (created.status === 'creating') {
       // the provider gave no answer: the sweep adopts the volume once the provider shows it, or fails it at no cost
       print(`Asked for ${created.id} (${created.size_gb} GB at ${created.provider} ${created.region}): ${created.provider} gave no answer yet; it stays creating until it is found there (available) or not within 15 minutes (failed, nothing billed)`);
       return;
     }
-    print(`Made ${created.id} (${created.size_gb} GB at ${created.provider} ${created.region}): ${created.status}`);
+    print(`Made ${created.id} (${created.size_gb} GB at ${created.provider} ${created.region}): ${created.status}${created.ends_at ? `, deleted at ${created.ends_at}` : ''}`);
   });
   rmCommand(group, 'a volume no machine uses (its storage is billed up to now)', 'vol_abc123', async (command, id) => {
     const session = connect(command);

@@ -11,8 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { createControlPlane } from '../../composition/control-plane.ts';
+import { withOfflinePlane } from '../../docs/offline-plane.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../../..');
@@ -36,24 +35,7 @@ function ensureGenerator(): string {
   return join(here, 'node_modules/openapi-typescript/bin/cli.js');
 }
 
-async function openApiDocument(): Promise<object> {
-  const plane = await createControlPlane(
-    {
-      storage: { kind: 'pglite', dataDir: 'memory://' },
-      operatorKeys: [],
-      rateLimits: { publicPerMinute: 1, perTokenPerMinute: 1 },
-      logLevel: 'silent',
-      market: { backgroundRefresh: false },
-      billing: { sweep: false },
-    },
-    { logger: pino({ level: 'silent' }) },
-  );
-  try {
-    return plane.openApi;
-  } finally {
-    await plane.close();
-  }
-}
+const openApiDocument = (): Promise<object> => withOfflinePlane((plane) => plane.openApi);
 
 async function main(): Promise<void> {
   const check = process.argv.includes('--check');

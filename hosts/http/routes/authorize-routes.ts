@@ -22,14 +22,24 @@ export interface AuthorizeDeps {
   completeNewPassword(email: string, session: string, newPassword: string): Promise<IdentityRef>;
 }
 
-const text = (description: string) => z.string().optional().meta({ description });
+/**
+ * The OAuth query, documented with the rules the page checks (readAuthorizationRequest). Not enforced by the
+ * schema: a wrong request is answered with the page's own 400, in HTML for the browser that followed a link.
+ */
+const text = (description: string, rules: Record<string, unknown>) => z.string().optional().meta({ description, ...rules });
 const AuthorizeQuery = z.object({
-  response_type: text('Must be `code`.'),
-  client_id: text('Must be `gpu-control-plane`.'),
-  redirect_uri: text("Where the code is sent: this server's origin, a loopback address on any port (http://127.0.0.1:<port>/…, RFC 8252), or one listed in AUTH_REDIRECT_URIS."),
-  state: text('Sent back unchanged with the code (at most 1,024 characters).'),
-  code_challenge: text('The base64url SHA-256 of the PKCE code verifier (43 characters).'),
-  code_challenge_method: text('Must be `S256`.'),
+  response_type: text('Must be `code`.', { enum: ['code'], examples: ['code'] }),
+  client_id: text('Must be `gpu-control-plane`.', { enum: ['gpu-control-plane'], examples: ['gpu-control-plane'] }),
+  redirect_uri: text("Where the code is sent: this server's origin, a loopback address on any port (http://127.0.0.1:<port>/…, RFC 8252), or one listed in AUTH_REDIRECT_URIS.", {
+    format: 'uri',
+    examples: ['http://127.0.0.1:53682/callback'],
+  }),
+  state: text('Sent back unchanged with the code (at most 1,024 characters).', { maxLength: 1024, examples: ['af0ifjsldkj'] }),
+  code_challenge: text('The base64url SHA-256 of the PKCE code verifier (43 characters).', {
+    pattern: '^[A-Za-z0-9._~-]{43,128}$',
+    examples: ['E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'],
+  }),
+  code_challenge_method: text('Must be `S256`.', { enum: ['S256'], examples: ['S256'] }),
 });
 
 const LOCATION = z.string().meta({ description: 'The redirect URI with `code` (and `state`) added.' });

@@ -35,6 +35,7 @@ export function instanceRoutes(rentals: RentalService, templateNode: TemplateNod
       method: 'post',
       path: '/v1/instances',
       operationId: 'rentInstance',
+      commitsMoney: true,
       summary: 'Rent a node from GET /v1/gpus; the first hour is charged now',
       tags: ['instances'],
       access: rent,

@@ -15,6 +15,7 @@ export function reservationRoutes(reservations: ReservationService): RouteDef[] 
       method: 'post',
       path: '/v1/reservations',
       operationId: 'createReservation',
+      commitsMoney: true,
       summary: 'Book a machine for a future window: quoted now, its cap commitment taken now, paid when the sweep starts it',
       tags,
       access: rent,

@@ -15,6 +15,7 @@ export function spotClaimRoutes(claims: SpotClaimService): RouteDef[] {
       method: 'post',
       path: '/v1/spot-claims',
       operationId: 'createSpotClaim',
+      commitsMoney: true,
       summary: 'Claim interruptible capacity at a bid: the sweep rents the cheapest spot offer at or under it, and the next one after each preemption',
       tags,
       access: rent,

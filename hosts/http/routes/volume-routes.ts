@@ -12,6 +12,7 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
       method: 'post',
       path: '/v1/volumes',
       operationId: 'createVolume',
+      commitsMoney: true,
       summary: 'Make a persistent volume at a provider that has them; its storage is billed per started hour',
       tags,
       access: { kind: 'bearer', scope: 'rent' },
@@ -24,11 +25,12 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
             'The provider gave no answer (timeout, outage): the volume stays `creating`; the sweep makes it `available` once the provider shows it (billed from its creation) or `failed` at no cost if it never does within the provisioning deadline',
           schema: VolumeOut,
         },
-        { status: 409, description: 'Renting is paused, or the provider refused the volume, or answered only after it was given up (nothing is billed)' },
+        { status: 402, description: 'Available funds short of its first 24 hours of storage, or its storage for `hours` would pass the spend cap; nothing made' },
+        { status: 409, description: 'Renting is paused, the tenant would hold more than VOLUME_MAX_GB_PER_TENANT, or the provider refused the volume, or answered only after it was given up (nothing is billed)' },
         { status: 503, description: 'The provider\'s volume regions could not be read; nothing was made' },
       ],
       async handle({ caller, body }) {
-        const volume = await volumes.create(caller!.tenantId, { name: body.name, sizeGb: body.size_gb, provider: body.provider, region: body.region });
+        const volume = await volumes.create(caller!, { name: body.name, sizeGb: body.size_gb, provider: body.provider, region: body.region, hours: body.hours ?? null });
         return { status: volume.status === 'creating' ? 202 : 201, body: volumeOut(volume) };
       },
     }),

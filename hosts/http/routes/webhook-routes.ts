@@ -85,7 +85,7 @@ export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
       access: manage,
       params: WebhookEndpointIdParams,
       bodyOptional: true,
-      body: z.strictObject({}),
+      body: z.strictObject({}).meta({ examples: [{}] }),
       responses: [
         { status: 202, description: 'Scheduled: follow it in the deliveries', schema: WebhookDeliveryOut },
         { status: 409, description: 'The endpoint is disabled', schema: ErrorOut },

@@ -1,34 +1,39 @@
 import { z } from 'zod';
 import type { Session } from '../../../core/identity/sign-in-service.ts';
-import { dateTimeOut, resourceId } from './common.ts';
+import { dateTimeOut, exampleId, resourceId } from './common.ts';
 
 const email = z
   .string()
   .trim()
   .max(254)
   .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an email address, e.g. you@example.com')
-  .meta({ description: 'Your email address.' });
-const password = z.string().min(1, 'must not be empty').max(256).meta({ description: 'At least 10 characters, not your email.' });
-const code = z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code from the email').meta({ description: 'The 6-digit code from the email.' });
+  .meta({ description: 'Your email address.', examples: ['me@example.com'] });
+const password = z.string().min(1, 'must not be empty').max(256).meta({ description: 'At least 10 characters, not your email.', examples: ['a long passphrase'] });
+const code = z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code from the email').meta({ description: 'The 6-digit code from the email.', examples: ['123456'] });
 
-export const EmailPasswordIn = z.strictObject({ email, password }).meta({ id: 'EmailPasswordIn' });
-export const EmailIn = z.strictObject({ email }).meta({ id: 'EmailIn' });
-export const EmailCodeIn = z.strictObject({ email, code }).meta({ id: 'EmailCodeIn' });
-export const PasswordResetIn = z.strictObject({ email, code, new_password: password }).meta({ id: 'PasswordResetIn' });
+export const EmailPasswordIn = z.strictObject({ email, password }).meta({ id: 'EmailPasswordIn', examples: [{ email: 'me@example.com', password: 'a long passphrase' }] });
+export const EmailIn = z.strictObject({ email }).meta({ id: 'EmailIn', examples: [{ email: 'me@example.com' }] });
+export const EmailCodeIn = z.strictObject({ email, code }).meta({ id: 'EmailCodeIn', examples: [{ email: 'me@example.com', code: '123456' }] });
+export const PasswordResetIn = z
+  .strictObject({ email, code, new_password: password })
+  .meta({ id: 'PasswordResetIn', examples: [{ email: 'me@example.com', code: '123456', new_password: 'another long passphrase' }] });
 export const NewPasswordIn = z
   .strictObject({ email, session: z.string().min(1).max(4096).meta({ description: 'From the sign-in answer that said new_password_required.' }), new_password: password })
-  .meta({ id: 'NewPasswordIn' });
+  .meta({ id: 'NewPasswordIn', examples: [{ email: 'me@example.com', session: 'the session of the sign-in answer', new_password: 'another long passphrase' }] });
 export const IdpExchangeIn = z
   .strictObject({
     code: z.string().min(1).max(2048).meta({ description: 'The authorization code the hosted sign-in page sent to redirect_uri.' }),
     redirect_uri: z.url().max(2048).optional().meta({ description: 'The redirect_uri the sign-in page was opened with.' }),
     code_verifier: z.string().min(43).max(128).regex(/^[A-Za-z0-9._~-]+$/, 'must be a PKCE code verifier (RFC 7636)').optional(),
   })
-  .meta({ id: 'IdpExchangeIn' });
-export const DevicePollIn = z.strictObject({ device_code: z.string().min(1).max(512) }).meta({ id: 'DevicePollIn' });
+  .meta({
+    id: 'IdpExchangeIn',
+    examples: [{ code: 'the code sent to redirect_uri', redirect_uri: 'http://127.0.0.1:53682/callback', code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }],
+  });
+export const DevicePollIn = z.strictObject({ device_code: z.string().min(1).max(512) }).meta({ id: 'DevicePollIn', examples: [{ device_code: '3584d83530557fdd1f46af8289938c8ef79f9dc5' }] });
 export const InviteIn = z
   .strictObject({ email, tenant_id: resourceId('ten').optional().meta({ description: 'The tenant the user joins; without it a new tenant is made now.' }) })
-  .meta({ id: 'InviteIn' });
+  .meta({ id: 'InviteIn', examples: [{ email: 'new.colleague@example.com', tenant_id: exampleId('ten') }] });
 
 export const CodeSentOut = z
   .object({ status: z.literal('code_sent'), destination: z.string().meta({ description: 'Where the code went, masked.' }) })

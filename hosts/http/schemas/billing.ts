@@ -3,7 +3,7 @@ import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
 import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
 import type { SweepReport } from '../../../core/billing/sweep.ts';
-import { dateTimeOut, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
+import { dateTimeOut, exampleId, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
 
 const MAX_CENTS = 10_000_000; // 100,000 USD in one movement
 
@@ -12,18 +12,18 @@ export const DepositCreate = z
     amount_usd: usdAmount({ maxCents: MAX_CENTS }).meta({ description: 'USD, > 0 and at most 100000.' }),
     reference: z.string().trim().max(200).optional().meta({ description: 'Your transfer reference, shown to the operator.' }),
   })
-  .meta({ id: 'DepositCreate' });
+  .meta({ id: 'DepositCreate', examples: [{ amount_usd: '500.00', reference: 'ACME-2026-11' }] });
 
 export const CreditCreate = z
   .strictObject({ amount_usd: usdAmount({ maxCents: MAX_CENTS }), reason: z.string().trim().min(1, 'must not be blank').max(500) })
-  .meta({ id: 'CreditCreate' });
+  .meta({ id: 'CreditCreate', examples: [{ amount_usd: '50.00', reason: 'first funds' }] });
 
 export const ChargeCreate = z
   .strictObject({ tenant_id: resourceId('ten'), amount_usd: usdAmount({ maxCents: MAX_CENTS }), reason: z.string().trim().min(1, 'must not be blank').max(500) })
-  .meta({ id: 'ChargeCreate' });
+  .meta({ id: 'ChargeCreate', examples: [{ tenant_id: exampleId('ten'), amount_usd: '12.50', reason: 'support hours, November' }] });
 
-export const HoldCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'HoldCreate' });
-export const StopCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'StopCreate' });
+export const HoldCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'HoldCreate', examples: [{ reason: 'chargeback under review' }] });
+export const StopCreate = z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'StopCreate', examples: [{ reason: 'runaway job' }] });
 
 export const DepositIdParams = z.object({ deposit_id: resourceId('dep') });
 export const TenantIdParams = z.object({ tenant_id: resourceId('ten') });
@@ -245,6 +245,7 @@ export const SweepOut = z
     volumes_adopted: z.int().meta({ description: 'Volumes whose create had no answer, found at their provider by their label and adopted (billed from their creation).' }),
     volumes_failed: z.int().meta({ description: 'Volumes whose create had no answer and that the provider never made by the deadline: failed, nothing billed.' }),
     volume_orphans_deleted: z.int().meta({ description: 'Volumes at a provider carrying one of our volume ids that nobody pays for, deleted there.' }),
+    volumes_expired: z.int().meta({ description: 'Volumes whose window (hours) ended, deleted at their provider.' }),
     checkouts_settled: z.int().meta({ description: 'Card checkouts settled by asking the processor (missed webhooks).' }),
     usage_settled: z.int().meta({ description: 'Usage records posted to the ledger.' }),
     volume_hours_recorded: z.int().meta({ description: 'Hours of volume storage recorded as usage.' }),
@@ -280,6 +281,7 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
   volumes_adopted: r.volumesAdopted,
   volumes_failed: r.volumesFailed,
   volume_orphans_deleted: r.volumeOrphansDeleted,
+  volumes_expired: r.volumesExpired,
   checkouts_settled: r.checkoutsSettled,
   usage_settled: r.usageSettled,
   volume_hours_recorded: r.volumeHoursRecorded,
@@ -295,7 +297,7 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
 
 export const CheckoutCreate = z
   .strictObject({ amount_usd: usdAmount({ maxCents: MAX_CENTS }).meta({ description: 'USD, > 0 and at most 100000.' }) })
-  .meta({ id: 'CheckoutCreate' });
+  .meta({ id: 'CheckoutCreate', examples: [{ amount_usd: '100.00' }] });
 
 export const CheckoutOut = z
   .object({
@@ -312,6 +314,8 @@ const autoRechargeAmount = () =>
 
 export const AutoRechargeUpdate = z
   .strictObject({ enabled: z.boolean(), threshold_usd: autoRechargeAmount(), amount_usd: autoRechargeAmount() })
-  .meta({ id: 'AutoRechargeUpdate' });
+  .meta({ id: 'AutoRechargeUpdate', examples: [{ enabled: true, threshold_usd: '20.00', amount_usd: '100.00' }] });
 
-export const SessionIdParams = z.object({ session_id: z.string().min(1).max(255).regex(/^[A-Za-z0-9_]+$/, 'must be a checkout session id') });
+export const SessionIdParams = z.object({
+  session_id: z.string().min(1).max(255).regex(/^[A-Za-z0-9_]+$/, 'must be a checkout session id').meta({ examples: ['mcs_3f9a0c2e7b1d4a6f8e20'] }),
+});

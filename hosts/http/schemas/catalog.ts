@@ -5,10 +5,26 @@ import type { Image, SshKey, Template, TemplateSearch } from '../../../core/cata
 import { parseSshPublicKey } from '../../../core/catalog/ssh-public-key.ts';
 import { ENV_NAME } from '../../../core/catalog/template-rules.ts';
 import type { MarketFilter } from '../../../core/market/search-filter.ts';
-import { dateTimeOut, resourceId } from './common.ts';
+import { dateTimeOut, exampleId, resourceId } from './common.ts';
 import { filterFields, toMarketFilter } from './market.ts';
 
 // ---- shared fields ------------------------------------------------------------------------------
+
+/**
+ * What every key line the parser accepts looks like (test/unit/document-patterns.test.ts holds it to that):
+ * an accepted type, the base64 of a blob that starts with a 4-byte length (so "AAAA"), an optional comment;
+ * spaces around it are trimmed. The parser checks the rest (the blob, the size) and says why.
+ */
+export const SSH_PUBLIC_KEY_PATTERN = '^\\s*(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521))[ \\t]+AAAA[A-Za-z0-9+/]+={0,3}([ \\t][^\\r\\n]*)?\\s*$';
+export const EXAMPLE_SSH_PUBLIC_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl you@laptop';
+
+/**
+ * What every reference the parser accepts looks like: an optional registry host (name, IPv4 or [IPv6], with a
+ * port), lower-case path components, a tag, a digest; the parser checks the rest and says why.
+ */
+export const IMAGE_REFERENCE_PATTERN =
+  '^((([a-zA-Z0-9-]+)(\\.[a-zA-Z0-9-]+)*|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha(256|384|512):[0-9a-f]+)?$';
+export const EXAMPLE_IMAGE = 'pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime';
 
 const name = (what: string) => z.string().trim().min(1, 'must not be blank').max(L.name).meta({ description: `A name for the ${what}, yours to choose.` });
 
@@ -25,7 +41,11 @@ export const sshPublicKeyField = () =>
       if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
     })
     .transform((text) => text.trim())
-    .meta({ description: 'One OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub: ed25519, ECDSA (nistp256/384/521) or RSA of at least 2048 bits.' });
+    .meta({
+      description: 'One OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub: ed25519, ECDSA (nistp256/384/521) or RSA of at least 2048 bits.',
+      pattern: SSH_PUBLIC_KEY_PATTERN,
+      examples: [EXAMPLE_SSH_PUBLIC_KEY],
+    });
 
 const containerReference = () =>
   z
@@ -36,11 +56,17 @@ const containerReference = () =>
       const parsed = parseContainerReference(text);
       if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
     })
-    .meta({ description: 'A container image reference: [registry/]namespace/name[:tag][@sha256:digest], e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime.' });
+    .meta({
+      description: 'A container image reference: [registry/]namespace/name[:tag][@sha256:digest], e.g. pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime.',
+      pattern: IMAGE_REFERENCE_PATTERN,
+      examples: [EXAMPLE_IMAGE],
+    });
 
 // ---- SSH keys -----------------------------------------------------------------------------------
 
-export const SshKeyCreate = z.strictObject({ name: name('key'), public_key: sshPublicKeyField() }).meta({ id: 'SSHKeyCreate' });
+export const SshKeyCreate = z
+  .strictObject({ name: name('key'), public_key: sshPublicKeyField() })
+  .meta({ id: 'SSHKeyCreate', examples: [{ name: 'laptop', public_key: EXAMPLE_SSH_PUBLIC_KEY }] });
 
 export const SshKeyIdParams = z.object({ key_id: resourceId('key') });
 
@@ -77,7 +103,7 @@ export const ImageCreate = z
     registry_password: registryPassword().optional(),
     command: command().optional(),
   })
-  .meta({ id: 'ImageCreate' });
+  .meta({ id: 'ImageCreate', examples: [{ name: 'pytorch', image: EXAMPLE_IMAGE, command: 'python train.py' }] });
 
 export const ImageUpdate = z
   .strictObject({
@@ -87,7 +113,7 @@ export const ImageUpdate = z
     registry_password: registryPassword().optional().meta({ description: 'A new password; null removes it; left out: kept.' }),
     command: command().optional(),
   })
-  .meta({ id: 'ImageUpdate' });
+  .meta({ id: 'ImageUpdate', examples: [{ image: 'pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime', registry_password: null }] });
 
 export const ImageIdParams = z.object({ image_id: resourceId('img') });
 
@@ -178,14 +204,32 @@ export const TemplateCreate = z
     volume_ids: templateFields.volume_ids.default([]),
     search: templateFields.search.default({}),
   })
-  .meta({ id: 'TemplateCreate' });
+  .meta({
+    id: 'TemplateCreate',
+    examples: [
+      {
+        name: 'trainer',
+        image_id: exampleId('img'),
+        ssh_key_ids: [exampleId('key')],
+        env: { WANDB_PROJECT: 'llm' },
+        ports: [8888],
+        startup_script: 'pip install -r requirements.txt',
+        termination_hours: 8,
+        search: { gpu_type: 'H100', gpu_count: 8, max_price_per_gpu_hour: 2.5 },
+      },
+    ],
+  });
 
 export const TemplateUpdate = z
   .strictObject({
     name: name('template').optional(),
     ...Object.fromEntries(Object.entries(templateFields).map(([field, schema]) => [field, schema.optional()])),
   } as { name: z.ZodOptional<ReturnType<typeof name>> } & { [K in keyof typeof templateFields]: z.ZodOptional<(typeof templateFields)[K]> })
-  .meta({ id: 'TemplateUpdate', description: 'Fields left out are kept; null clears a nullable one; image_id or image replaces the other.' });
+  .meta({
+    id: 'TemplateUpdate',
+    description: 'Fields left out are kept; null clears a nullable one; image_id or image replaces the other.',
+    examples: [{ image: EXAMPLE_IMAGE, termination_hours: null, search: { gpu_type: 'A100', gpu_count: 1 } }],
+  });
 
 export const TemplateIdParams = z.object({ template_id: resourceId('tpl') });
 

@@ -18,10 +18,31 @@ export const ValidationErrorOut = z
   .meta({ id: 'ValidationErrorOut' });
 
 /**
+ * The text of an amount with at most `decimals` decimals and no leading zeros, whose whole part has at most as
+ * many digits as `max`: what a caller must send (the server checks the exact bounds and says why).
+ */
+export const decimalPattern = (max: number, decimals: number, negative = false): string =>
+  `^${negative ? '-?' : ''}(0|[1-9]\\d{0,${String(Math.floor(max)).length - 1}})(\\.\\d{1,${decimals}})?$`;
+
+/** A number or decimal text above zero (or from zero), as one schema per type: an example and the rules each spelling has. */
+export const numberOrDecimalText = (rules: { max: number; decimals: number; allowZero?: boolean; allowNegative?: boolean; example: string }) =>
+  documentedAs({
+    anyOf: [
+      {
+        type: 'number',
+        ...(rules.allowNegative ? {} : rules.allowZero ? { minimum: 0 } : { exclusiveMinimum: 0 }),
+        maximum: rules.max,
+      },
+      { type: 'string', pattern: decimalPattern(rules.max, rules.decimals, rules.allowNegative), maxLength: 32 },
+    ],
+    examples: [rules.example],
+  });
+
+/**
  * A USD amount sent as a number or a decimal string, parsed exactly into integer cents.
  * More than two decimals, non-numbers and (unless allowed) zero or negatives are refused.
  */
-export const usdAmount = (options: UsdParseOptions = {}) =>
+export const usdAmount = (options: UsdParseOptions = {}, example = '25.00') =>
   z
     .union([z.number(), z.string()])
     .transform((value, ctx) => {
@@ -32,12 +53,20 @@ export const usdAmount = (options: UsdParseOptions = {}) =>
       }
       return parsed.cents;
     })
-    .meta({ description: 'USD, as a number or a decimal string with at most 2 decimals, e.g. 19.99 or "19.99".' });
+    .meta({
+      description: 'USD, as a number or a decimal string with at most 2 decimals, e.g. 19.99 or "19.99".',
+      ...numberOrDecimalText({ max: (options.maxCents ?? 1e15) / 100, decimals: 2, ...options, example }),
+    });
+
+/** An example time in the documents: test/api/openapi-examples.test.ts sends each with a real time instead. */
+export const EXAMPLE_TIME = '2026-12-01T09:00:00Z';
 
 /** ISO 8601 date-time with an offset, read into a Date. */
-export const dateTime = () =>
+export const dateTime = (example = EXAMPLE_TIME) =>
   z.iso
     .datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2026-12-31T23:59:00Z' })
+    // on the text: a query or body is documented as what is sent, before the transform
+    .meta({ examples: [example] })
     .transform((text) => new Date(text));
 
 /** A timestamp in an answer: ISO 8601 text, documented as date-time. */
@@ -45,11 +74,15 @@ export const dateTimeOut = () => z.string().meta({ format: 'date-time' });
 
 export const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
+/** An id in the documents' examples: the prefix says its kind, the rest is what ids look like (16 base32 letters). */
+export const exampleId = (prefix: string): string => `${prefix}_9q4m2xk7c3rwh8vt`;
+
 export const resourceId = (prefix: string) =>
   z
     .string()
     .max(64)
-    .regex(new RegExp(`^${prefix}_[a-z0-9]+$`), `must be an id like ${prefix}_...`);
+    .regex(new RegExp(`^${prefix}_[a-z0-9]+$`), `must be an id like ${prefix}_...`)
+    .meta({ examples: [exampleId(prefix)] });
 
 /**
  * Query values arrive as text and are parsed here; /openapi.json should state the type a caller
@@ -57,18 +90,19 @@ export const resourceId = (prefix: string) =>
  */
 export const documentedAs = (schema: Record<string, unknown>) => ({
   override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
-    const description = jsonSchema.description;
+    const { description, examples } = jsonSchema;
     for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
-    Object.assign(jsonSchema, schema, description === undefined ? {} : { description });
+    Object.assign(jsonSchema, { examples }, schema, description === undefined ? {} : { description });
+    if (jsonSchema.examples === undefined) delete jsonSchema.examples;
   },
 });
 
 /** A whole number sent as query text, documented as an integer. */
-export const queryInt = (min: number, max: number, description: string) =>
+export const queryInt = (min: number, max: number, description: string, example = Math.min(max, Math.max(min, 10))) =>
   z
     .string()
     .regex(/^\s*\d+\s*$/, `must be a whole number from ${min} to ${max}`)
     .transform(Number)
     .pipe(z.int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
-    .meta({ description, ...documentedAs({ type: 'integer', minimum: min, maximum: max }) });
+    .meta({ description, ...documentedAs({ type: 'integer', minimum: min, maximum: max, examples: [example] }) });
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Instance } from '../../../core/rentals/instance.ts';
-import { dateTime, dateTimeOut, isoOrNull, resourceId } from './common.ts';
-import { sshPublicKeyField, TemplateUpdate } from './catalog.ts';
+import { dateTime, dateTimeOut, EXAMPLE_TIME, isoOrNull, resourceId } from './common.ts';
+import { EXAMPLE_SSH_PUBLIC_KEY, sshPublicKeyField, TemplateUpdate } from './catalog.ts';
 
 
 export const InstanceCreate = z
   .strictObject({
-    node_id: z.string().trim().min(3).max(200).optional().meta({ description: 'A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented.' }),
+    node_id: z.string().trim().min(3).max(200).optional().meta({ examples: ['sandbox:100123'], description: 'A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented.' }),
     name: z.string().trim().max(200).optional(),
     // the check of a saved key (POST /v1/ssh-keys): the same parser, the same reasons
     ssh_public_key: sshPublicKeyField().optional(),
@@ -22,11 +22,16 @@ export const InstanceCreate = z
     ports: TemplateUpdate.shape.ports,
     startup_script: TemplateUpdate.shape.startup_script,
   })
-  .meta({ id: 'InstanceCreate' });
+  .meta({
+    id: 'InstanceCreate',
+    examples: [
+      { node_id: 'sandbox:100123', name: 'trainer', ssh_public_key: EXAMPLE_SSH_PUBLIC_KEY, termination_hours: 4, idempotency_key: 'trainer-2026-11-21-1' },
+    ],
+  });
 
 export const ScheduleRemovalRequest = z
   .strictObject({ removal_scheduled_at: dateTime().meta({ description: 'ISO 8601, in the future.' }) })
-  .meta({ id: 'ScheduleRemovalRequest' });
+  .meta({ id: 'ScheduleRemovalRequest', examples: [{ removal_scheduled_at: EXAMPLE_TIME }] });
 
 export const InstanceIdParams = z.object({ instance_id: resourceId('ins') });
 

@@ -11,32 +11,33 @@ import { dateTimeOut, documentedAs, isoOrNull, queryInt } from './common.ts';
 
 const DECIMAL = /^\s*\d+(\.\d+)?\s*$/;
 
-const queryNumber = (min: number, max: number, description: string) =>
+const queryNumber = (min: number, max: number, description: string, example: number) =>
   z
     .string()
     .regex(DECIMAL, `must be a number from ${min} to ${max}, e.g. 24`)
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
-    .meta({ description, ...documentedAs({ type: 'number', minimum: min, maximum: max }) });
+    .meta({ description, ...documentedAs({ type: 'number', minimum: min, maximum: max, examples: [example] }) });
 
 const queryFlag = (description: string) =>
   z
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
     .transform((text) => text === 'true' || text === '1')
-    .meta({ description, ...documentedAs({ type: 'boolean' }) });
+    .meta({ description, ...documentedAs({ type: 'boolean', examples: [true] }) });
 
-const queryText = (max: number, description: string) => z.string().trim().min(1, 'must not be empty').max(max).meta({ description });
+const queryText = (max: number, description: string, example: string) =>
+  z.string().trim().min(1, 'must not be empty').max(max).meta({ description, examples: [example] });
 
 /** The GET /v1/gpus filters, each read from its query text (a template's `search` reuses them: schemas/catalog.ts). */
 export const filterFields = {
-  gpu_type: queryText(64, 'GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).'),
-  gpu_count: queryInt(1, 64, 'Exactly this many GPUs in the machine.'),
-  min_vram_gb: queryNumber(0, 10_000, 'Memory of each GPU, at least, in GB.'),
-  min_download_mbps: queryNumber(0, 1_000_000, 'Download bandwidth, at least, in Mbit/s.'),
-  min_ports: queryInt(0, 65_535, 'Open ports, at least.'),
-  min_cpus: queryInt(1, 100_000, 'vCPUs, at least.'),
-  min_ram_gb: queryNumber(0, 1_000_000, 'System memory, at least, in GB.'),
-  min_disk_gb: queryNumber(0, 10_000_000, 'Disk, at least, in GB.'),
+  gpu_type: queryText(64, 'GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).', 'H100'),
+  gpu_count: queryInt(1, 64, 'Exactly this many GPUs in the machine.', 8),
+  min_vram_gb: queryNumber(0, 10_000, 'Memory of each GPU, at least, in GB.', 80),
+  min_download_mbps: queryNumber(0, 1_000_000, 'Download bandwidth, at least, in Mbit/s.', 1000),
+  min_ports: queryInt(0, 65_535, 'Open ports, at least.', 2),
+  min_cpus: queryInt(1, 100_000, 'vCPUs, at least.', 16),
+  min_ram_gb: queryNumber(0, 1_000_000, 'System memory, at least, in GB.', 64),
+  min_disk_gb: queryNumber(0, 10_000_000, 'Disk, at least, in GB.', 100),
   max_price_per_gpu_hour: z
     .string()
     .regex(DECIMAL, 'must be a USD amount >= 0, e.g. 2.5')
@@ -50,15 +51,15 @@ export const filterFields = {
     })
     .meta({
       description: 'Per-GPU ceiling in USD per hour (not a whole-machine price): nodes whose price_per_gpu_hour_cents is at most this.',
-      ...documentedAs({ type: 'number', minimum: 0, maximum: 100_000 }),
+      ...documentedAs({ type: 'number', minimum: 0, maximum: 100_000, examples: [2.5] }),
     }),
-  country: queryText(64, 'ISO 3166-1 alpha-2 country code, e.g. US (any case).'),
-  region: queryText(128, "The provider's region name, e.g. us-east-1 (any case)."),
+  country: queryText(64, 'ISO 3166-1 alpha-2 country code, e.g. US (any case).', 'US'),
+  region: queryText(128, "The provider's region name, e.g. us-east-1 (any case).", 'us-east-1'),
   docker_in_docker: queryFlag('Machines that can (true) or cannot (false) run Docker inside.'),
   mig: queryFlag('Machines with (true) or without (false) MIG-partitioned GPUs.'),
   baremetal: queryFlag('Bare-metal machines (true) or not (false).'),
   virtualized: queryFlag('Virtual machines (true) or not (false).'),
-  provider: queryText(64, 'Only this provider, e.g. sandbox, vast, runpod, lambda.'),
+  provider: queryText(64, 'Only this provider, e.g. sandbox, vast, runpod, lambda.', 'sandbox'),
   extra_filters: z
     .string()
     .max(2_000)
@@ -72,6 +73,7 @@ export const filterFields = {
       return parsed.filters;
     })
     .meta({
+      examples: ['reliability>=0.99'],
       description:
         'Comma-separated key=value pairs (also !=, >=, <=, >, <) matched against the raw upstream fields of the providers that know the key (see each provider\'s extra_filter_keys); keys a provider does not know are listed in its ignored_filters.',
     }),

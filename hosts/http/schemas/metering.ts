@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseQuantity, type SettleOutcome } from '../../../core/metering/metering-service.ts';
 import type { UsagePeriod } from '../../../core/metering/usage-periods.ts';
 import type { UsageRecord } from '../../../core/metering/usage.ts';
-import { dateTime, dateTimeOut, isoOrNull, queryInt } from './common.ts';
+import { dateTime, dateTimeOut, EXAMPLE_TIME, isoOrNull, numberOrDecimalText, queryInt } from './common.ts';
 import { SummaryQuery } from './billing.ts';
 
 const exactDecimalOut = (description: string) => z.string().meta({ description: `${description} Exact decimal text, e.g. "1.5" or "0.000125".` });
@@ -25,11 +25,14 @@ const quantity = () =>
       }
       return parsed.text;
     })
-    .meta({ description: 'How much was used, in the kind\'s unit: > 0, at most 1000000000, at most 6 decimals; a number or a decimal string ("0.25").' });
+    .meta({
+      description: 'How much was used, in the kind\'s unit: > 0, at most 1000000000, at most 6 decimals; a number or a decimal string ("0.25").',
+      ...numberOrDecimalText({ max: 1e9, decimals: 6, example: '0.25' }),
+    });
 
 export const UsageIngest = z
   .strictObject({
-    resource_kind: z.string().min(1).max(64).meta({ description: 'A kind of the price list (METERED_PRICES); an unknown kind is 422 naming the known ones.' }),
+    resource_kind: z.string().min(1).max(64).meta({ description: 'A kind of the price list (METERED_PRICES); an unknown kind is 422 naming the known ones.', examples: ['gpu_seconds'] }),
     quantity: quantity(),
     idempotency_key: z.string().min(1).max(200).optional().meta({ description: 'Retry with the same key and body to get the same record, never a second one.' }),
     started_at: dateTime().optional().meta({ description: 'When the usage began; default ended_at, else the time of ingestion. Summaries bucket by it.' }),
@@ -40,11 +43,14 @@ export const UsageIngest = z
     path: ['ended_at'],
     message: 'must not be before started_at',
   })
-  .meta({ id: 'UsageIngest' });
+  .meta({
+    id: 'UsageIngest',
+    examples: [{ resource_kind: 'gpu_seconds', quantity: '3600', idempotency_key: 'job-8812-gpu', started_at: EXAMPLE_TIME, ended_at: EXAMPLE_TIME, reference: 'job 8812' }],
+  });
 
 export const UsageQuery = z
   .strictObject({
-    resource_kind: z.string().min(1).max(64).optional().meta({ description: 'Only records of this kind.' }),
+    resource_kind: z.string().min(1).max(64).optional().meta({ description: 'Only records of this kind.', examples: ['gpu_seconds'] }),
     since: dateTime().optional().meta({ description: 'Records that started at or after this moment.' }),
     until: dateTime().optional().meta({ description: 'Records that started before this moment.' }),
     limit: queryInt(1, 1000, 'How many, newest first (default 500).').default(500),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { shownFailure, shownStatus, type ReservationView } from '../../../core/reservations/reservation.ts';
 import { TemplateSearchIn } from './catalog.ts';
-import { dateTime, dateTimeOut, resourceId } from './common.ts';
+import { dateTime, dateTimeOut, EXAMPLE_TIME, resourceId } from './common.ts';
 import { filterFields } from './market.ts';
 
 /** A JSON number read as the query text GET /v1/gpus would get, then by that filter's own schema. */
@@ -25,7 +25,10 @@ export const ReservationCreate = z
           'USD per GPU-hour the start may rent at, at most, instead of the quote (rate_cents_per_hour per GPU): a search, or a node that is gone, rents the cheapest match at or under it.',
       }),
   })
-  .meta({ id: 'ReservationCreate' });
+  .meta({
+    id: 'ReservationCreate',
+    examples: [{ node_id: 'sandbox:100123', starts_at: EXAMPLE_TIME, hours: 4, name: 'nightly-eval', idempotency_key: 'nightly-eval-2026-12-01' }],
+  });
 
 export const ReservationIdParams = z.object({ reservation_id: resourceId('res') });
 

@@ -25,7 +25,7 @@ export const SpotClaimCreate = z
     template_id: resourceId('tpl').optional().meta({ description: 'A saved template (POST /v1/templates) each machine is set up from.' }),
     ssh_key_id: resourceId('key').optional().meta({ description: 'One of your saved SSH keys (POST /v1/ssh-keys), installed on each machine.' }),
   })
-  .meta({ id: 'SpotClaimCreate' });
+  .meta({ id: 'SpotClaimCreate', examples: [{ search: { gpu_type: 'H100' }, max_price_per_gpu_hour: '2.50', gpu_count: 1, hours: 4, name: 'batch-inference' }] });
 
 export const SpotClaimIdParams = z.object({ claim_id: resourceId('spc') });
 

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { SCOPES } from '../../../core/tenancy/scopes.ts';
 import type { Token } from '../../../core/tenancy/token.ts';
 import type { TokenView } from '../../../core/tenancy/tenancy-service.ts';
-import { dateTime, dateTimeOut, isoOrNull, resourceId, usdAmount } from './common.ts';
+import { dateTime, dateTimeOut, exampleId, isoOrNull, resourceId, usdAmount } from './common.ts';
 
 const scope = z.enum(SCOPES);
 
 export const TenantCreate = z
   .strictObject({ name: z.string().trim().min(1, 'must not be blank').max(200) })
-  .meta({ id: 'TenantCreate' });
+  .meta({ id: 'TenantCreate', examples: [{ name: 'acme' }] });
 
 export const TenantOut = z
   .object({
@@ -30,7 +30,13 @@ export const TokenCreate = z
     max_rental_hours: z.int().min(1).max(100_000).optional(),
     expires_at: dateTime().optional().meta({ description: 'Must be in the future.' }),
   })
-  .meta({ id: 'TokenCreate' });
+  .meta({
+    id: 'TokenCreate',
+    examples: [
+      { name: 'agent', scopes: ['read', 'rent'], spend_limit_usd: '25.00', max_rental_hours: 8 },
+      { tenant_id: exampleId('ten'), bootstrap_secret: 'gcp_boot_9q4m2xk7c3rwh8vt', scopes: ['read', 'rent', 'manage', 'billing'] },
+    ],
+  });
 
 const tokenFields = {
   id: z.string(),

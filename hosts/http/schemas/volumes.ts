@@ -9,8 +9,17 @@ export const VolumeCreate = z
     size_gb: z.int().min(1).max(10_000).meta({ description: 'Size in GB, 1 to 10000.' }),
     provider: z.string().trim().min(1).max(40).meta({ description: 'A provider with volumes (see supported_operations "volumes" on its nodes).' }),
     region: z.string().trim().min(1).max(100).meta({ description: 'The region (data center) to make it in; machines that use it must be there.' }),
+    hours: z
+      .int()
+      .min(1)
+      .max(8_760)
+      .optional()
+      .meta({
+        description:
+          "Its window: the sweep deletes it when these hours end, and its storage is never billed past them. Required when the token (or one that issued it) has a spend cap or max_rental_hours (at most that many); its storage for these hours is then committed on the token's cap.",
+      }),
   })
-  .meta({ id: 'VolumeCreate' });
+  .meta({ id: 'VolumeCreate', examples: [{ name: 'datasets', size_gb: 100, provider: 'sandbox', region: 'us-east' }] });
 
 export const VolumeIdParams = z.object({ volume_id: resourceId('vol') });
 
@@ -26,6 +35,7 @@ export const VolumeOut = z
     price_per_gb_month_cents: z.int().meta({ description: 'Storage price per GB-month, in cents rounded up (display).' }),
     price_per_gb_hour_usd: z.string().meta({ description: 'What each GB-hour is billed: the monthly price / 730, rounded up to 6 decimals.' }),
     created_at: dateTimeOut(),
+    ends_at: dateTimeOut().nullable().meta({ description: 'End of its window (hours): the sweep deletes it then. null: kept until deleted.' }),
   })
   .meta({ id: 'VolumeOut' });
 
@@ -40,4 +50,5 @@ export const volumeOut = (v: Volume): z.input<typeof VolumeOut> => ({
   price_per_gb_month_cents: monthlyCents(v.priceUsdPerGbMonth),
   price_per_gb_hour_usd: v.priceUsdPerGbHour,
   created_at: v.createdAt.toISOString(),
+  ends_at: v.endsAt?.toISOString() ?? null,
 });

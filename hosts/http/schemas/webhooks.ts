@@ -8,12 +8,14 @@ const EventTypeIn = z.enum(EVENT_TYPES);
 export const WebhookEndpointCreate = z
   .strictObject({
     url: z.string().trim().min(1).max(2048).meta({
+      pattern: '^https?://',
+      examples: ['https://hooks.example.com/gpu'],
       description: 'Where events are POSTed: https:// to a public address (http:// for localhost, 127.0.0.1 or ::1 only when the server runs with WEBHOOKS_ALLOW_HTTP=true).',
     }),
     events: z.array(EventTypeIn).min(1).max(EVENT_TYPES.length).optional().meta({ description: 'The event types to send; leave it out for all of them.' }),
     description: z.string().trim().max(500).optional(),
   })
-  .meta({ id: 'WebhookEndpointCreate' });
+  .meta({ id: 'WebhookEndpointCreate', examples: [{ url: 'https://hooks.example.com/gpu', events: ['instance.running', 'instance.terminated', 'balance.low'], description: 'ops alerts' }] });
 
 export const WebhookEndpointIdParams = z.object({ endpoint_id: resourceId('whe') });
 

@@ -305,6 +305,7 @@ function Volumes() {
   const [size, setSize] = useState('50');
   const [provider, setProvider] = useState('sandbox');
   const [region, setRegion] = useState('');
+  const [hours, setHours] = useState('');
   const { busy, error, create } = useCreate(list.reload);
   return (
     <Part
@@ -312,7 +313,7 @@ function Volumes() {
       title="Volumes"
       list={list}
       empty="No volumes."
-      head={['Name', 'Size', 'Where', 'Status', 'Price', '']}
+      head={['Name', 'Size', 'Where', 'Status', 'Price', 'Deleted at', '']}
       row={(v) => (
         <tr key={v.id}>
           <td>{v.name}</td>
@@ -322,6 +323,7 @@ function Volumes() {
           </td>
           <td>{v.status}</td>
           <td>{usd(v.price_per_gb_month_cents)} per GB-month</td>
+          <td>{v.ends_at ? <Time iso={v.ends_at} /> : 'when you delete it'}</td>
           <td>
             <Remove what={`volume ${v.name}`} remove={() => run(api().DELETE('/v1/volumes/{volume_id}', { params: { path: { volume_id: v.id } } }))} reload={list.reload} body="Its data is gone; storage is billed up to now." />
           </td>
@@ -332,7 +334,8 @@ function Volumes() {
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            void create(() => run(api().POST('/v1/volumes', { body: { name, size_gb: Number(size), provider, region } })), () => setName(''));
+            const body = { name, size_gb: Number(size), provider, region, ...(hours && { hours: Number(hours) }) };
+            void create(() => run(api().POST('/v1/volumes', { body })), () => setName(''));
           }}
         >
           <h3>Make a volume</h3>
@@ -340,6 +343,7 @@ function Volumes() {
           <Input label="Size (GB)" type="number" min="1" required value={size} onInput={setSize} />
           <Input label="Volume provider" required value={provider} onInput={setProvider} />
           <Input label="Volume region" hint="the region of the machines that will use it" required value={region} onInput={setRegion} />
+          <Input label="Volume hours" type="number" min="1" hint="deleted when they end; required with a capped token" value={hours} onInput={setHours} />
           <ErrorText error={error} />
           <Busy busy={busy}>Make volume</Busy>
         </form>

@@ -1,0 +1,95 @@
+import type { Account } from '../billing/account.ts';
+import { accountFigures } from '../billing/account-view.ts';
+import { DomainError, invalidInput, notFound } from '../errors.ts';
+import type { Cents } from '../money.ts';
+import type { UnitOfWork } from '../ports/storage.ts';
+import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+
+/** What can cost money: each passes the one gate below in the transaction that makes it. */
+export type SpendKind = 'rental' | 'reservation' | 'spot claim' | 'volume';
+
+export interface Spend {
+  kind: SpendKind;
+  /**
+   * What the tenant's available funds must cover now: what this transaction charges (a rental's first hour), or
+   * what the resource costs before the next chance to stop it (a volume: its first 24 hours of storage). 0 for a
+   * booking that charges nothing until it starts (a reservation, a spot claim): the start passes the gate again.
+   */
+  fundsNeededCents: Cents;
+  /** Why the funds are needed, for the 402 ("the first hour costs"). */
+  fundsFor: string;
+  /** The window asked for, in hours; null when the request gave none. */
+  hours: number | null;
+  /** Where the hours are in the request (for a 422 naming the field). */
+  hoursField: (string | number)[];
+  /** The most this resource may be charged over its window: recorded on the caller's token and every ancestor. */
+  commitmentCents: Cents;
+  /** How the commitment is made up, for the 402 ("rate x termination_hours"). */
+  commitmentFor: string;
+  /**
+   * Cents an earlier booking already holds on the chain for this very spend (a reservation being started): they
+   * count as free for the cap check, and this spend's commitment replaces them.
+   */
+  heldCents?: Cents;
+}
+
+export interface Admitted {
+  account: Account;
+  /** The caller's token followed by its ancestors, locked until the transaction ends. */
+  chain: Token[];
+}
+
+const pausedDetail = (account: Account & { pause: NonNullable<Account['pause']> }, kind: SpendKind): string => {
+  const { pause } = account;
+  const how = pause.kind === 'hold' ? 'an operator placed a hold; only an operator can lift it' : 'POST /v1/billing/resume reopens renting';
+  const what = kind === 'volume' ? '; volumes cost money too, so none is made until it is lifted' : '';
+  return `renting is paused (${pause.kind.replace('_', ' ')}${pause.reason ? `: ${pause.reason}` : ''})${what}; ${how}`;
+};
+
+/**
+ * The one spend gate (docs/decisions.md, "One spend gate"): everything that can cost money passes it in the
+ * transaction that creates it, so what it checks and what it records commit together with the thing paid for.
+ * In order: the account (locked: it serializes the tenant's spends), the caller's token chain (locked in id
+ * order) still active, renting not paused, a window when any token of the chain has a cap or a maximum of
+ * hours and no longer than that maximum, available funds for what is needed now, and the commitment within
+ * what the chain's caps leave. The commitment is then recorded on every token of the chain.
+ *
+ * `account` is the account the caller already locked in this transaction (to look for an idempotent replay
+ * under it); the gate locks it otherwise.
+ */
+export async function admitSpend(uow: UnitOfWork, caller: Token, spend: Spend, now: Date, locked?: Account): Promise<Admitted> {
+  const account = locked ?? (await uow.accounts.lock(caller.tenantId, now));
+  if (!account) throw notFound(`tenant ${caller.tenantId}`);
+  const chain = await uow.tokens.chain(caller.tenantId, caller.id, { lock: true });
+  if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
+    throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
+  }
+  if (account.pause) throw new DomainError('CONFLICT', pausedDetail({ ...account, pause: account.pause }, spend.kind));
+
+  const held = spend.heldCents ?? 0;
+  const remaining = remainingCents(held === 0 ? chain : chain.map((link) => ({ ...link, committedCents: Math.max(0, link.committedCents - held) })));
+  const maxHours = maxRentalHours(chain);
+  const field = spend.hoursField[spend.hoursField.length - 1];
+  if ((remaining !== null || maxHours !== null) && spend.hours === null) {
+    const why = remaining !== null ? 'a spend cap' : `a maximum rental duration of ${maxHours} hours`;
+    throw invalidInput(spend.hoursField, `required: this token (or one that issued it) has ${why}, so a ${spend.kind} needs ${field === 'hours' ? 'hours' : 'a shutdown window in hours'}`);
+  }
+  if (maxHours !== null && spend.hours !== null && spend.hours > maxHours) throw invalidInput(spend.hoursField, `at most ${maxHours} for this token`);
+
+  if (spend.fundsNeededCents > 0) {
+    // only machines past their paid time owe anything, so they alone (with unsettled usage) decide what is available
+    const figures = accountFigures(account.balanceCents, await uow.instances.overdue(caller.tenantId, now), now, {
+      stopsAt: false,
+      unsettledUsageCents: await uow.usage.unsettledCents(caller.tenantId),
+    });
+    if (figures.availableCents < spend.fundsNeededCents) {
+      throw new DomainError('INSUFFICIENT_FUNDS', `${spend.fundsFor} ${spend.fundsNeededCents} cents and ${figures.availableCents} are available; add funds first`);
+    }
+  }
+  if (remaining !== null && spend.commitmentCents > remaining) {
+    throw new DomainError('SPEND_CAP_EXCEEDED', `this ${spend.kind} commits ${spend.commitmentCents} cents (${spend.commitmentFor}) and the token's cap leaves ${remaining}`);
+  }
+  const added = spend.commitmentCents - held;
+  if (added !== 0) await uow.tokens.addCommitment(caller.id, added);
+  return { account, chain };
+}

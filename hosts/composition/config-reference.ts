@@ -1,0 +1,207 @@
+import { METERED_PRICES_EXAMPLE } from './metering-config.ts';
+
+/**
+ * Every environment variable the server and the sweep daemon read, with its default and what it does: the
+ * source of docs/configuration.md (`npm run docs:generate`). test/unit/config-reference.test.ts holds it to
+ * the configuration schema (config.ts): every variable the schema reads is here, and every one here is read.
+ */
+export interface ConfigVariable {
+  /** The variables of one row: a setting and the ones that go with it. */
+  names: readonly string[];
+  default: string;
+  /** Markdown. */
+  meaning: string;
+}
+
+export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
+  {
+    names: ["PORT", "HOST"],
+    default: "`8080`, `0.0.0.0`",
+    meaning: "where the HTTP server listens",
+  },
+  {
+    names: ["DATABASE_URL"],
+    default: "unset",
+    meaning: "`postgres://\u2026`: use this PostgreSQL server instead of embedded PGlite",
+  },
+  {
+    names: ["DATA_DIR"],
+    default: "`./data`",
+    meaning: "the embedded PGlite database's directory (one process owns it)",
+  },
+  {
+    names: ["OPERATOR_KEYS"],
+    default: "empty",
+    meaning: "comma-separated operator keys (each at least 16 characters), several for rotation",
+  },
+  {
+    names: ["RATE_LIMIT_PUBLIC_PER_MINUTE"],
+    default: "`30`",
+    meaning: "requests a minute per client address on public routes and failed authentication",
+  },
+  {
+    names: ["RATE_LIMIT_PER_MINUTE"],
+    default: "`600`",
+    meaning: "requests a minute per token",
+  },
+  {
+    names: ["OPERATOR_RATE_LIMIT_PER_MINUTE"],
+    default: "`600`",
+    meaning: "requests a minute per operator key, with a valid key (a wrong or missing key counts against the public per-address limit)",
+  },
+  {
+    names: ["TOKEN_CACHE_SECONDS"],
+    default: "`5`",
+    meaning: "how long an authenticated token is reused before its row is read again (0: never)",
+  },
+  {
+    names: ["REDIS_URL"],
+    default: "unset",
+    meaning: "`redis://` or `rediss://`: Redis shared by the replicas, for rate-limit counters (one budget across replicas) and revocations (every replica drops a revoked token at once). Unset: each process counts and caches alone. Redis unreachable at run time: each replica counts its own budget and logs the error; no request fails for it",
+  },
+  {
+    names: ["REDIS_PREFIX"],
+    default: "`gcp:`",
+    meaning: "put before every Redis key and channel, so several deployments may share one Redis",
+  },
+  {
+    names: ["MARKET_REFRESH_SECONDS"],
+    default: "`60`",
+    meaning: "how often each provider's offers are listed, among all replicas together (upstream search APIs are rate limited: lower it only for the sandbox or a fake)",
+  },
+  {
+    names: ["TRUST_PROXY"],
+    default: "`false`",
+    meaning: "`true` or a hop count, when behind a load balancer (client address from X-Forwarded-For)",
+  },
+  {
+    names: ["LOG_LEVEL"],
+    default: "`info`",
+    meaning: "pino level, or `silent`",
+  },
+  {
+    names: ["SANDBOX_ENABLED"],
+    default: "`true`",
+    meaning: "the simulated GPU cloud (`SANDBOX_OFFERS` 300, `SANDBOX_SEED` 2026, `SANDBOX_LATENCY_MS` 0, `SANDBOX_VOLUME_USD_PER_GB_MONTH` 0.07)",
+  },
+  {
+    names: ["VAST_API_KEY"],
+    default: "unset",
+    meaning: "enables Vast.ai (`VAST_BASE_URL`, `VAST_DISK_GB` 32 optional)",
+  },
+  {
+    names: ["RUNPOD_API_KEY"],
+    default: "unset",
+    meaning: "enables RunPod (`RUNPOD_BASE_URL`, `RUNPOD_GRAPHQL_URL` optional; `RUNPOD_VOLUME_USD_PER_GB_MONTH` 0.07)",
+  },
+  {
+    names: ["LAMBDA_API_KEY"],
+    default: "unset",
+    meaning: "enables Lambda Cloud (`LAMBDA_BASE_URL`, `LAMBDA_SSH_KEY_NAME` optional; `LAMBDA_VOLUME_USD_PER_GB_MONTH` 0.20)",
+  },
+  {
+    names: ["RENTALS_OPEN"],
+    default: "`true` with only the sandbox, `false` once a real cloud is enabled",
+    meaning: "whether renting is open",
+  },
+  {
+    names: ["MARKUP_BPS"],
+    default: "`0`",
+    meaning: "basis points added to upstream prices once renting is open",
+  },
+  {
+    names: ["MARKET_TIMEOUT_MS"],
+    default: "`10000`",
+    meaning: "longest one provider's offer listing may take before it counts as failed",
+  },
+  {
+    names: ["SWEEP"],
+    default: "`on`",
+    meaning: "run the billing sweep every minute inside the server (`off` when `npm run sweep` runs it)",
+  },
+  {
+    names: ["ACCOUNT_MAX_BURN_USD_PER_HOUR"],
+    default: "`1000`",
+    meaning: "runaway protection: an account whose machines cost more an hour trips its breaker",
+  },
+  {
+    names: ["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"],
+    default: "unset",
+    meaning: "both set: card payments through Stripe; unset: the embedded processor (a local page, no money moves)",
+  },
+  {
+    names: ["STRIPE_API_BASE"],
+    default: "unset",
+    meaning: "where the Stripe API is reached (a proxy or a test double); unset: Stripe's own address",
+  },
+  {
+    names: ["PAYMENTS"],
+    default: "`stripe` when its keys are set, else `manual`",
+    meaning: "the card processor. With a real cloud enabled and no Stripe keys the server refuses to start unless `PAYMENTS=manual` says so: the embedded processor's page credits pretend money, so `manual` beside a real cloud is for trials only. `stripe` needs both Stripe keys",
+  },
+  {
+    names: ["PUBLIC_URL"],
+    default: "`http://localhost:$PORT`",
+    meaning: "where this server is reached (checkout pages, return addresses)",
+  },
+  {
+    names: ["CHECKOUT_RETURN_URL"],
+    default: "`PUBLIC_URL` + `/`",
+    meaning: "where a payer lands after a checkout (`?checkout=success&session_id=\u2026` added)",
+  },
+  {
+    names: ["MAX_PAYMENTS_PER_24H"],
+    default: "`3`",
+    meaning: "auto-recharge payments allowed in any rolling 24 hours",
+  },
+  {
+    names: ["METERED_PRICES"],
+    default: "empty",
+    meaning: `what \`POST /v1/metering/usage\` accepts: JSON of kind -> \`{"unit", "usd_per_unit"}\`, e.g. \`${METERED_PRICES_EXAMPLE}\`; kinds \`[a-z][a-z0-9_]{0,63}\`, prices exact decimals > 0, at most 1000 and 6 decimals. \`volume_storage\` (per GB-hour, at each volume's price) is built in`,
+  },
+  {
+    names: ["SMTP_URL", "MAIL_FROM"],
+    default: "unset, `gpu-control-plane <no-reply@localhost>`",
+    meaning: "where sign-up codes and invitations are sent (`smtp://` or `smtps://`); unset: written to the log",
+  },
+  {
+    names: ["AUTH_REDIRECT_URIS"],
+    default: "empty",
+    meaning: "comma-separated redirect URIs the hosted sign-in page may send codes to, besides this origin and loopback",
+  },
+  {
+    names: ["GITHUB_CLIENT_ID"],
+    default: "unset",
+    meaning: "enables sign-in with GitHub's device flow (`GITHUB_URL`, `GITHUB_API_URL` optional)",
+  },
+  {
+    names: ["COGNITO_REGION", "COGNITO_USER_POOL_ID", "COGNITO_CLIENT_ID"],
+    default: "unset",
+    meaning: "all three: Amazon Cognito replaces the built-in identity provider (`COGNITO_CLIENT_SECRET`, `COGNITO_DOMAIN` optional)",
+  },
+  {
+    names: ["METRICS_TOKEN"],
+    default: "unset",
+    meaning: "a bearer token (at least 16 characters) that may read `GET /metrics` besides the operator keys: give it to the scraper, not an operator key",
+  },
+  {
+    names: ["METRICS_PORT"],
+    default: "unset",
+    meaning: "the sweep daemon (`npm run sweep`) serves `GET /metrics` on this port (same credentials); the server serves it on `PORT`",
+  },
+  {
+    names: ["SECRETS_KEY"],
+    default: "unset",
+    meaning: "32 random bytes (64 hex digits or base64: `openssl rand -base64 32`) that encrypt saved registry passwords (AES-256-GCM). Unset: the embedded database makes one in `DATA_DIR/secrets.key` (mode 0600) and keeps it; with `DATABASE_URL`, registry passwords are refused (422) until it is set. Back it up apart from the database (a dump without the key keeps the passwords sealed); a start whose key does not open the saved passwords is refused. The sweep daemon takes the same value",
+  },
+  {
+    names: ["WEBHOOKS_ALLOW_HTTP"],
+    default: "`false`",
+    meaning: "`true` lets webhook endpoints be `http://` and on this machine, for `localhost`, `127.0.0.1` and `::1` only (development); every other private, loopback or link-local address stays refused",
+  },
+  {
+    names: ["WEBHOOK_TIMEOUT_MS"],
+    default: "`10000`",
+    meaning: "longest one webhook POST may take (connection to the end of the answer)",
+  },
+];
