@@ -136,21 +136,25 @@ describe('a guesser elsewhere does not lock the owner out', () => {
 });
 
 describe('at most 5 mails to one address an hour, whatever is asked', () => {
-  it('180 parallel forgot and resend calls mail a confirmed address 5 times; every answer is the same; the last code works', async () => {
+  it('180 parallel forgot and resend calls mail a confirmed address at most 5 times an hour; every answer is the same; the last code stays live', async () => {
     const email = await confirmedAccount(address('flooded'));
-    const before = mailsTo(email).length;
     api.clock.advance(HOUR + 1_000); // the sign-up's own mail leaves the window
+    // four asks one at a time: four reset mails, each code replacing the one before
+    for (let i = 0; i < 4; i++) {
+      expect((await post('/v1/auth/forgot-password', { email })).status).toBe(200);
+      await mailTo(email, /reset/);
+    }
+    const before = mailsTo(email).length;
     const answers = await Promise.all(
       Array.from({ length: 180 }, (_, i) => post(i % 2 === 0 ? '/v1/auth/forgot-password' : '/v1/auth/resend-code', { email })),
     );
     expect(new Set(answers.map((a) => `${a.status} ${JSON.stringify(a.body)}`)).size).toBe(1);
     expect(answers[0]!.status).toBe(200);
     await settle();
-    const mailed = mailsTo(email).slice(before);
-    expect(mailed.length).toBeLessThanOrEqual(5);
-    expect(mailed.length).toBeGreaterThan(0);
+    // one ask was left: one more mail at most (none when a resend, which mails a confirmed address nothing, took it)
+    expect(mailsTo(email).length - before).toBeLessThanOrEqual(1);
     // the code of the last mail that left is still the live one: the asks past the allowance replaced nothing
-    const last = mailed.at(-1)!;
+    const last = mailsTo(email).filter((m) => /reset/.test(m.subject)).at(-1)!;
     const reset = await post('/v1/auth/reset-password', { email, code: codeOf(last), new_password: 'Flood-Survivor-2026' });
     expect(reset.status).toBe(200);
   });
