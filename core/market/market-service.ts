@@ -5,7 +5,7 @@ import type { MarketSnapshotStore } from '../ports/market-snapshots.ts';
 import { supportedOperations, type Provider } from '../ports/providers.ts';
 import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
 import { SecondAsking } from './admission.ts';
-import { ProviderFeed, type FeedTiming, type FeedView } from './provider-feed.ts';
+import { ProviderFeed, type FeedTiming, type FeedView, type FetchObserver } from './provider-feed.ts';
 import type { Found, Scope } from './node-index.ts';
 import { activeStandardFilters, type ExtraFilter, type MarketFilter, type StandardFilter } from './search-filter.ts';
 
@@ -14,6 +14,11 @@ export interface MarketSettings {
   markupBps: number;
   rentalsOpen: boolean;
   timing: FeedTiming;
+}
+
+/** Where each fresh snapshot goes besides the search (the price history). */
+export interface SnapshotRecorder {
+  record(provider: string, nodes: readonly MarketNode[], fetchedAt: Date): Promise<void>;
 }
 
 /** How one provider answered a search. */
@@ -101,7 +106,11 @@ export class MarketService {
   private readonly abilitiesOf = new Map<ProviderFeed, { unfilterable: ReadonlySet<string>; known: ReadonlySet<string> }>();
 
   /** `snapshots`: shared by the replicas (one refresh per provider and interval among them all); none keeps them here alone. */
-  constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings, snapshots: MarketSnapshotStore | null = null) {
+  /**
+   * `snapshots`: shared by the replicas (one refresh per provider and interval among them all); none keeps them here
+   * alone. `history` records each snapshot listed here (the replica that won a shared refresh records it for all).
+   */
+  constructor(providers: readonly Provider[], clock: Clock, settings: MarketSettings, snapshots: MarketSnapshotStore | null = null, history: SnapshotRecorder | null = null) {
     const names = new Set<string>();
     for (const provider of providers) {
       if (names.has(provider.name)) throw new Error(`provider "${provider.name}" is registered twice`);
@@ -111,7 +120,9 @@ export class MarketService {
     const markup = settings.rentalsOpen ? settings.markupBps : 0;
     this.feeds = providers.map((provider) => {
       const operations = supportedOperations(provider);
-      return new ProviderFeed(provider, clock, settings.timing, (offer) => priceNode(offer, markup, operations), snapshots);
+      // a point missed (the database busy) is the hour's next snapshot's to write
+      const record: FetchObserver | null = history && ((name, nodes, at) => void history.record(name, nodes, at).catch(() => undefined));
+      return new ProviderFeed(provider, clock, settings.timing, (offer) => priceNode(offer, markup, operations), snapshots, record);
     });
     this.clock = clock;
   }

@@ -23,6 +23,9 @@ const LEASE_SLACK_MS = 5_000;
 const FIRST_SNAPSHOT_POLL_MS = 50;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Told of each snapshot a feed listed itself, priced (the price history records it). Must not throw. */
+export type FetchObserver = (provider: string, nodes: readonly MarketNode[], fetchedAt: Date) => void;
+
 /** What a feed can serve now. */
 export interface FeedView {
   provider: string;
@@ -64,7 +67,11 @@ export class ProviderFeed {
   private readonly shared: MarketSnapshotStore | null;
   private lastSyncAt: Date | null = null;
 
-  constructor(provider: Provider, clock: Clock, timing: FeedTiming, price: (offer: Offer) => MarketNode, shared: MarketSnapshotStore | null = null) {
+  private readonly fetched: FetchObserver | null;
+
+  /** `fetched` hears of every snapshot this feed listed itself (never of one loaded from another replica). */
+  constructor(provider: Provider, clock: Clock, timing: FeedTiming, price: (offer: Offer) => MarketNode, shared: MarketSnapshotStore | null = null, fetched: FetchObserver | null = null) {
+    this.fetched = fetched;
     this.provider = provider;
     this.clock = clock;
     this.timing = timing;
@@ -232,6 +239,7 @@ export class ProviderFeed {
       // a shared snapshot gets storage's generation once stored; until then one no stored snapshot has
       this.install(offers, this.clock.now(), this.shared ? -this.listings : this.refreshes);
       this.lastError = null;
+      this.fetched?.(this.provider.name, this.snapshot!.nodes, this.snapshot!.fetchedAt);
       return offers;
     } catch (error) {
       this.lastError = messageOf(error);

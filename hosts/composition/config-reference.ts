@@ -204,4 +204,9 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
     default: "`10000`",
     meaning: "longest one webhook POST may take (connection to the end of the answer)",
   },
+  {
+    names: ["VOLUME_MAX_GB_PER_TENANT"],
+    default: "`10000`",
+    meaning: "the GB one tenant's volumes may hold at the providers (creating, available or attached); a create past it answers 409 naming this variable",
+  },
 ];

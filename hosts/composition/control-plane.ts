@@ -9,6 +9,12 @@ import type { ProviderRuntime } from '../../adapters/providers/provider-module.t
 import { NodeSecrets, RandomIds } from '../../adapters/crypto/node-secrets.ts';
 import { MikroStorage } from '../../adapters/storage/mikro-storage.ts';
 import { MikroMarketSnapshotStore } from '../../adapters/storage/stores/market-snapshot-store.ts';
+import { MikroPriceHistoryStore } from '../../adapters/storage/stores/price-history-store.ts';
+import { PriceHistory } from '../../core/market/price-history.ts';
+import { marketHistoryRoutes } from '../http/routes/market-history-routes.ts';
+import { sandboxRoutes } from '../http/routes/sandbox-routes.ts';
+import { SandboxChaos } from './sandbox-chaos.ts';
+import { SandboxProvider } from '../../adapters/providers/sandbox/adapter.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ids, Secrets } from '../../core/ports/ids.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -107,6 +113,7 @@ export const TOKENS = {
   /** The Metrics port (core/ports/metrics.ts): services that report events resolve it. */
   metrics: 'Metrics',
   spotClaims: 'SpotClaimService',
+  priceHistory: 'PriceHistory',
 } as const;
 
 export interface ControlPlaneServices {
@@ -128,6 +135,7 @@ export interface ControlPlaneServices {
   /** The outbox's delivery worker: `addObserver` watches its attempts (metrics). */
   webhookDeliveries: DeliveryWorker;
   spotClaims: SpotClaimService;
+  priceHistory: PriceHistory;
 }
 
 export interface ControlPlane {
@@ -241,6 +249,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   container.register<Metrics>(TOKENS.metrics, { useValue: metrics });
   // outermost, so faults a test injects count as the provider's errors
   const providers = overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers;
+  // the simulated cloud itself (never a wrapper), for the operator's chaos routes
+  const sandbox = built.providers.find((provider): provider is SandboxProvider => provider instanceof SandboxProvider) ?? null;
   container.register<Provider[]>(TOKENS.providers, { useValue: providers.map((provider) => instrumentedProvider(provider, metrics)) });
   // on PostgreSQL several replicas may run: one lists each provider per interval and the others load its offers
   const sharedSnapshots = config.market?.sharedSnapshots ?? storage.target.kind === 'postgres';
@@ -256,7 +266,18 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
             timing: { refreshIntervalMs: config.market?.refreshIntervalMs ?? REFRESH_INTERVAL_MS, timeoutMs, maxAgeMs: STALE_LIMIT_MS },
           },
           sharedSnapshots ? new MikroMarketSnapshotStore((sql, params) => storage.execute(sql, params)) : null,
+          c.resolve<PriceHistory>(TOKENS.priceHistory),
         ),
+    ),
+  });
+  container.register(TOKENS.priceHistory, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new PriceHistory({
+          store: new MikroPriceHistoryStore((sql, params) => storage.execute(sql, params)),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          providers: c.resolve<Provider[]>(TOKENS.providers).map((provider) => provider.name),
+        }),
     ),
   });
   container.register(TOKENS.marketSummary, {
@@ -459,6 +480,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     webhooks: webhooks.service,
     webhookDeliveries: webhooks.worker,
     spotClaims: container.resolve<SpotClaimService>(TOKENS.spotClaims),
+    priceHistory: container.resolve<PriceHistory>(TOKENS.priceHistory),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
   try {
@@ -496,6 +518,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...instanceRoutes(services.rentals, templateNode(services.catalog, services.market)),
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
+    ...marketHistoryRoutes(services.priceHistory),
+    // only with the sandbox on: elsewhere the paths do not exist (404)
+    ...(sandbox ? sandboxRoutes(new SandboxChaos({ storage, sandbox })) : []),
     ...reservationRoutes(services.reservations),
     ...webhookRoutes(services.webhooks),
     ...spotClaimRoutes(services.spotClaims),

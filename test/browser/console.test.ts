@@ -183,6 +183,12 @@ describe('the console', () => {
     expect(types.length).toBeGreaterThan(0);
     for (const t of types) expect(t.startsWith(gpuType)).toBe(true);
     await expect(page.locator('.providers').textContent()).resolves.toContain('sandbox');
+    // the chosen GPU type's price history: the snapshot taken at start is its first hour
+    await expect.poll(() => page.getByRole('heading', { name: `Price history: ${gpuType}` }).count()).toBe(1);
+    await expect.poll(async () => (await page.locator('.history-summary').textContent()) ?? '').toMatch(/Lowest verified price per GPU hour over these \d+ points/);
+    await expect.poll(() => page.locator('.price-history .uplot').count()).toBe(1);
+    await page.getByRole('button', { name: 'Last 90 days by day' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Last 90 days by day' }).getAttribute('aria-pressed')).toBe('true');
 
     await page.getByRole('button', { name: /^Per hour/ }).click();
     await page.getByRole('button', { name: /^Per hour/ }).click();

@@ -156,6 +156,19 @@ describe('market', () => {
     const asJson = await cli.run(['market', '--json']);
     expect(json(asJson.stdout)).toEqual(await api('GET', '/v1/marketplace'));
   });
+
+  it('market history: a GPU family\'s prices by hour or day as a table; --json is the API answer; a bad range exits 8', async () => {
+    const gpuType = (await api('GET', '/v1/gpus?limit=1')).nodes[0].gpu_type;
+    const run = await cli.run(['market', 'history', gpuType]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^AT\s+PROVIDER\s+LOWEST\s+MEDIAN\s+GPUS\n.*sandbox\s+\$\d+\.\d\d\/h/);
+    const asJson = await cli.run(['market', 'history', gpuType, '--by', 'day', '--json']);
+    expect(json(asJson.stdout)).toEqual(await api('GET', `/v1/market/history?gpu_type=${gpuType}&granularity=day`));
+    expect((json(asJson.stdout) as { points: unknown[] }).points.length).toBeGreaterThan(0);
+    const wide = await cli.run(['market', 'history', gpuType, '--since', '2020-01-01T00:00:00Z']);
+    expect(wide.code).toBe(8);
+    expect(wide.stderr).toMatch(/narrow it/);
+  });
 });
 
 describe('instances', () => {

@@ -22,6 +22,7 @@ import { Migration0021VolumeWindows } from './0021-volume-windows.ts';
 import { Migration0022AuthThrottlesAndMailAllowance } from './0022-auth-throttles-and-mail-allowance.ts';
 import { Migration0023UnconfirmedSignUps } from './0023-unconfirmed-sign-ups.ts';
 import { Migration0024IdentityIds } from './0024-identity-ids.ts';
+import { Migration0028MarketPriceHistory } from './0028-market-price-history.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   { name: '0022-auth-throttles-and-mail-allowance', class: Migration0022AuthThrottlesAndMailAllowance },
   { name: '0023-unconfirmed-sign-ups', class: Migration0023UnconfirmedSignUps },
   { name: '0024-identity-ids', class: Migration0024IdentityIds },
+  { name: '0028-market-price-history', class: Migration0028MarketPriceHistory },
 ];

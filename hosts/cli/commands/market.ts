@@ -126,8 +126,9 @@ export function registerMarket(program: Command): void {
     );
   });
 
+  const market = program.command('market');
   example(
-    withJson(filterFlags(program.command('market').description('Offers grouped by GPU type, provider and region, with price ranges and availability'))).option(
+    withJson(filterFlags(market.description('Offers grouped by GPU type, provider and region, with price ranges and availability'))).option(
       '--recent <n>',
       'how many of your latest instances to list too (default 10)',
       integer(1, 100),
@@ -150,6 +151,32 @@ export function registerMarket(program: Command): void {
       ) +
         providerLine(answer.providers) +
         ignored(answer.ignored_filters),
+    );
+  });
+  example(
+    withJson(
+      market
+        .command('history')
+        .description("A GPU family's lowest and median verified price per GPU-hour and GPUs available, by hour or day (90 days kept)")
+        .argument('<gpu-type>', 'a GPU family, e.g. H100')
+        .option('--provider <name>', "one provider's prices (default: every enabled provider)")
+        .addOption(new Option('--by <granularity>', 'one point per hour or per day').choices(['hour', 'day']).default('hour'))
+        .option('--since <time>', 'from this ISO 8601 time (default: 7 days back by hour, 90 by day)')
+        .option('--until <time>', 'up to this ISO 8601 time (default: now)'),
+    ),
+    'gpuctl market history H100 --by day',
+  ).action(async (gpuType: string, _options: unknown, command: Command) => {
+    const o = optionsOf<{ provider?: string; by: 'hour' | 'day'; since?: string; until?: string }>(command);
+    const session = connect(command);
+    const query = { gpu_type: gpuType, granularity: o.by, ...(o.provider && { provider: o.provider }), ...(o.since && { since: o.since }), ...(o.until && { until: o.until }) };
+    const answer = await expectOk(session, session.client.GET('/v1/market/history', { params: { query } }));
+    if (o.json) return printJson(answer);
+    print(
+      table(
+        ['AT', 'PROVIDER', 'LOWEST', 'MEDIAN', 'GPUS'],
+        answer.points.map((p) => [p.at, p.provider, `${money(p.min_price_per_gpu_hour_cents)}/h`, `${money(p.median_price_per_gpu_hour_cents)}/h`, p.available_gpus]),
+        `No prices recorded for ${answer.gpu_type} in this range.`,
+      ),
     );
   });
 }

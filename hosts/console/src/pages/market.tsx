@@ -1,3 +1,4 @@
+import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import type { operations } from '../../../client/api-client.ts';
 import { api, run, type ApiError } from '../api.ts';
@@ -5,6 +6,8 @@ import { Busy, ErrorText, Field, Loading, useLoad } from '../components.tsx';
 import { count, usd, when } from '../format.ts';
 import { BASE } from '../router.ts';
 import type { GpuSearch, Node } from '../types.ts';
+
+const PriceChart = lazy(() => import('./price-chart.tsx'));
 
 /** Nodes picked on this page, handed to the rent page without a second search. */
 export const pickedNodes = new Map<string, Node>();
@@ -175,6 +178,7 @@ function Search() {
         </div>
       </form>
       <ErrorText error={error} />
+      {applied.gpu_type && <PriceHistory gpuType={applied.gpu_type} provider={applied.provider || null} />}
       {result && (
         <>
           <Providers result={result} />
@@ -252,6 +256,43 @@ function Search() {
       )}
       {!result && busy && <Loading what="offers" />}
     </>
+  );
+}
+
+/** The chosen GPU type's price history: a week by hour, or 90 days by day. */
+function PriceHistory({ gpuType, provider }: { gpuType: string; provider: string | null }) {
+  const [by, setBy] = useState<'hour' | 'day'>('hour');
+  const history = useLoad(
+    () => run(api().GET('/v1/market/history', { params: { query: { gpu_type: gpuType, granularity: by, ...(provider && { provider }) } } })),
+    [gpuType, provider, by],
+  );
+  const points = history.data?.points ?? [];
+  const lows = points.map((p) => p.min_price_per_gpu_hour_cents);
+  return (
+    <section class="price-history" aria-labelledby="price-history-title">
+      <h2 id="price-history-title">Price history: {history.data?.gpu_type ?? gpuType}</h2>
+      <div class="actions">
+        <button type="button" class={by === 'hour' ? '' : 'secondary'} aria-pressed={by === 'hour'} onClick={() => setBy('hour')}>
+          Last 7 days by hour
+        </button>
+        <button type="button" class={by === 'day' ? '' : 'secondary'} aria-pressed={by === 'day'} onClick={() => setBy('day')}>
+          Last 90 days by day
+        </button>
+      </div>
+      <ErrorText error={history.error} />
+      {history.data && (
+        <p class="history-summary">
+          {points.length === 0
+            ? 'No prices recorded for it yet.'
+            : `Lowest verified price per GPU hour over these ${points.length} points: from ${usd(Math.min(...lows))} to ${usd(Math.max(...lows))}.`}
+        </p>
+      )}
+      {points.length > 0 && (
+        <Suspense fallback={<Loading what="the chart" />}>
+          <PriceChart points={points} />
+        </Suspense>
+      )}
+    </section>
   );
 }
 
