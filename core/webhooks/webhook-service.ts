@@ -19,7 +19,14 @@ export interface CreatedEndpoint {
   secret: string;
 }
 
-/** A tenant's webhook endpoints (DESIGN.md §15): registered, listed, deleted, tested, their deliveries shown. */
+/** Endpoints a tenant may hold unless the operator says otherwise (WEBHOOK_MAX_ENDPOINTS_PER_TENANT). */
+export const DEFAULT_MAX_ENDPOINTS_PER_TENANT = 20;
+
+/**
+ * A tenant's webhook endpoints (DESIGN.md §15): registered, listed, deleted, tested, their deliveries shown. A
+ * tenant holds at most `maxEndpointsPerTenant` of them (deleted ones aside, disabled ones counted): each is work
+ * for the delivery workers every event, so the operator bounds it.
+ */
 export class WebhookService {
   private readonly storage: Storage;
   private readonly clock: Clock;
@@ -27,14 +34,16 @@ export class WebhookService {
   private readonly box: SecretBox | null;
   private readonly signer: WebhookSigner;
   private readonly transport: WebhookTransport;
+  private readonly maxEndpoints: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secretBox: SecretBox | null; signer: WebhookSigner; transport: WebhookTransport }) {
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secretBox: SecretBox | null; signer: WebhookSigner; transport: WebhookTransport; maxEndpointsPerTenant?: number }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
     this.box = deps.secretBox;
     this.signer = deps.signer;
     this.transport = deps.transport;
+    this.maxEndpoints = deps.maxEndpointsPerTenant ?? DEFAULT_MAX_ENDPOINTS_PER_TENANT;
   }
 
   async create(tenantId: string, request: NewEndpoint): Promise<CreatedEndpoint> {
@@ -56,7 +65,17 @@ export class WebhookService {
       disabledAt: null,
       disabledReason: null,
     };
-    await this.storage.transaction((uow) => uow.webhooks.addEndpoint(endpoint));
+    await this.storage.transaction(async (uow) => {
+      // counted under the tenant's registration lock: parallel creates cannot each see room for one more
+      const held = await uow.webhooks.countEndpointsForRegistration(tenantId);
+      if (held >= this.maxEndpoints) {
+        throw new DomainError(
+          'CONFLICT',
+          `this tenant already holds ${held} webhook endpoints, the most the operator allows (WEBHOOK_MAX_ENDPOINTS_PER_TENANT=${this.maxEndpoints}); delete one first (disabled endpoints count until deleted)`,
+        );
+      }
+      await uow.webhooks.addEndpoint(endpoint);
+    });
     return { endpoint, secret };
   }
 

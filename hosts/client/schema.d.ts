@@ -10285,7 +10285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The server has no SECRETS_KEY to keep signing secrets under */
+            /** @description The tenant holds the most endpoints the operator allows (WEBHOOK_MAX_ENDPOINTS_PER_TENANT, default 20), or the server has no SECRETS_KEY to keep signing secrets under */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -205,6 +205,21 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
     meaning: "longest one webhook POST may take (connection to the end of the answer)",
   },
   {
+    names: ["WEBHOOK_MAX_ENDPOINTS_PER_TENANT"],
+    default: "`20`",
+    meaning: "webhook endpoints one tenant may have (disabled ones count, deleted ones do not); past it `POST /v1/webhook-endpoints` answers 409 naming this variable",
+  },
+  {
+    names: ["WEBHOOK_CONCURRENCY"],
+    default: "`256`",
+    meaning: "webhook POSTs one delivery worker (each server and sweep daemon) sends at once",
+  },
+  {
+    names: ["WEBHOOK_CONCURRENCY_PER_TENANT"],
+    default: "`50`",
+    meaning: "of those, the most one tenant's endpoints may hold, so one tenant's slow endpoints never delay another's events; must be below `WEBHOOK_CONCURRENCY`",
+  },
+  {
     names: ["VOLUME_MAX_GB_PER_TENANT"],
     default: "`10000`",
     meaning: "the GB one tenant's volumes may hold at the providers (creating, available or attached); a create past it answers 409 naming this variable",

@@ -57,6 +57,12 @@ export interface WebhooksConfig {
   pollMs?: number;
   /** Longest a POST to an endpoint may take (WEBHOOK_TIMEOUT_MS). Default 10 000 ms. */
   timeoutMs?: number;
+  /** Endpoints a tenant may hold, deleted ones aside (WEBHOOK_MAX_ENDPOINTS_PER_TENANT). Default 20. */
+  maxEndpointsPerTenant?: number;
+  /** POSTs one worker (server or sweep daemon) has in flight at once (WEBHOOK_CONCURRENCY). Default 256. */
+  concurrency?: number;
+  /** Of those, the most for one tenant's endpoints (WEBHOOK_CONCURRENCY_PER_TENANT). Default 50. */
+  concurrencyPerTenant?: number;
 }
 
 export interface MetricsConfig {
@@ -151,6 +157,9 @@ const EnvSchema = z.object({
   WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   VOLUME_MAX_GB_PER_TENANT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
+  WEBHOOK_MAX_ENDPOINTS_PER_TENANT: z.coerce.number().int().min(1).max(100_000).default(20),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(2).max(4_000).default(256),
+  WEBHOOK_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).max(4_000).default(50),
 });
 
 export class ConfigError extends Error {
@@ -191,6 +200,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
   if (paymentsKind === 'manual' && e.PAYMENTS === undefined && realClouds.length > 0) {
     problems.push(`  ${unpaidRealCloudsMessage(realClouds, 'environment')}`);
   }
+  if (e.WEBHOOK_CONCURRENCY_PER_TENANT >= e.WEBHOOK_CONCURRENCY) {
+    problems.push(`  WEBHOOK_CONCURRENCY_PER_TENANT (${e.WEBHOOK_CONCURRENCY_PER_TENANT}) must be less than WEBHOOK_CONCURRENCY (${e.WEBHOOK_CONCURRENCY}): one tenant's slow endpoints would fill the pool`);
+  }
   const auth = authFromEnv(env, problems);
   const metering = meteringFromEnv(env, problems);
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
@@ -216,8 +228,14 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
     ...(e.CHECKOUT_RETURN_URL && { checkoutReturnUrl: e.CHECKOUT_RETURN_URL }),
     ...(e.SECRETS_KEY && { secretsKey: e.SECRETS_KEY }),
-    webhooks: { allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true', timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     volumes: { maxGbPerTenant: e.VOLUME_MAX_GB_PER_TENANT },
+    webhooks: {
+      allowHttp: e.WEBHOOKS_ALLOW_HTTP === 'true',
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      maxEndpointsPerTenant: e.WEBHOOK_MAX_ENDPOINTS_PER_TENANT,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      concurrencyPerTenant: e.WEBHOOK_CONCURRENCY_PER_TENANT,
+    },
     market: {
       markupBps: e.MARKUP_BPS,
       providerTimeoutMs: e.MARKET_TIMEOUT_MS,

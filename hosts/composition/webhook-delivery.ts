@@ -6,7 +6,7 @@ import type { Ids } from '../../core/ports/ids.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
-import { WebhookService } from '../../core/webhooks/webhook-service.ts';
+import { DEFAULT_MAX_ENDPOINTS_PER_TENANT, WebhookService } from '../../core/webhooks/webhook-service.ts';
 import type { WebhooksConfig } from './config.ts';
 
 export interface Webhooks {
@@ -17,8 +17,9 @@ export interface Webhooks {
 
 /**
  * Webhook endpoints and the delivery worker (DESIGN.md §15). Unless `delivery` is false, the worker runs in this
- * process every `pollMs` (the server and the sweep daemon alike: SKIP LOCKED gives each attempt to one of them);
- * a round that is still running when the next is due makes the next wait.
+ * process (the server and the sweep daemon alike: SKIP LOCKED gives each attempt to one of them): a round starts
+ * every `pollMs` while its pool has room, beside rounds still waiting on slow endpoints, so an attempt that falls
+ * due is taken within `pollMs` whatever other tenants' endpoints are doing (docs/decisions.md, Webhook fairness).
  */
 export function createWebhooks(
   config: WebhooksConfig | undefined,
@@ -31,31 +32,39 @@ export function createWebhooks(
   });
   const signer = new StandardWebhookSigner();
   const shared = { storage: deps.storage, clock: deps.clock, ids: deps.ids, secretBox: deps.secretBox, signer, transport };
-  const service = new WebhookService(shared);
-  const worker = new DeliveryWorker(shared);
+  const service = new WebhookService({ ...shared, maxEndpointsPerTenant: config?.maxEndpointsPerTenant ?? DEFAULT_MAX_ENDPOINTS_PER_TENANT });
+  const worker = new DeliveryWorker({
+    ...shared,
+    settings: {
+      ...(config?.concurrency !== undefined && { concurrency: config.concurrency }),
+      ...(config?.concurrencyPerTenant !== undefined && { perTenant: config.concurrencyPerTenant }),
+    },
+  });
 
   let stopped = config?.delivery === false;
   let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
+  const rounds = new Set<Promise<void>>();
   const pollMs = config?.pollMs ?? 1_000;
-  const round = () => {
+  const tick = () => {
     timer = null;
-    running = worker
-      .deliverDue()
-      .then(
-        (made) => void (made > 0 && deps.logger.debug({ webhookAttempts: made }, 'webhook deliveries')),
-        (error: unknown) => deps.logger.error({ err: error }, 'webhook delivery round failed'),
-      )
-      .finally(() => {
-        running = null;
-        if (!stopped) schedule();
-      });
-  };
-  const schedule = () => {
-    timer = setTimeout(round, pollMs);
+    if (stopped) return;
+    if (worker.hasRoom()) {
+      const round: Promise<void> = worker
+        .deliverDue()
+        .then(
+          (made) => void (made > 0 && deps.logger.debug({ webhookAttempts: made }, 'webhook deliveries')),
+          (error: unknown) => deps.logger.error({ err: error }, 'webhook delivery round failed'),
+        )
+        .finally(() => rounds.delete(round));
+      rounds.add(round);
+    }
+    timer = setTimeout(tick, pollMs);
     timer.unref();
   };
-  if (!stopped) schedule();
+  if (!stopped) {
+    timer = setTimeout(tick, pollMs);
+    timer.unref();
+  }
 
   return {
     service,
@@ -63,7 +72,7 @@ export function createWebhooks(
     async close() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await running;
+      await Promise.all(rounds);
       await transport.close();
     },
   };

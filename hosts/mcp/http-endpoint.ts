@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { ErrorCode, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../../core/errors.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Token } from '../../core/tenancy/token.ts';
@@ -28,6 +29,16 @@ const refuse = (res: Response, status: number, detail: string, challenge?: strin
   if (challenge) res.set('WWW-Authenticate', challenge);
   res.status(status).json({ detail });
 };
+
+/**
+ * JSON-RPC batches are refused, whatever they hold (docs/decisions.md, MCP batches): MCP has had none since
+ * revision 2025-06-18, and the SDK's transport would run up to 100 messages of one for the single unit of the
+ * token's budget the POST spent. The refusal is JSON-RPC's own (Invalid Request, id null), as the SDK answers a
+ * message it cannot read.
+ */
+export const BATCH_REFUSAL = `Invalid Request: JSON-RPC batches are not accepted: MCP has no batching since protocol revision 2025-06-18 (this server speaks up to ${LATEST_PROTOCOL_VERSION}); send each message in a POST of its own`;
+
+const refuseBatch = (res: Response): void => void res.status(400).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: BATCH_REFUSAL } });
 
 /**
  * The web Request the SDK's transport reads: the method, the URL and the headers it looks at (what the
@@ -112,6 +123,10 @@ export function mcpEndpoint(deps: McpEndpointDeps): RequestHandler {
     const caller = await admit(req, res);
     if (!caller) return;
     await readBody(req, res);
+    if (Array.isArray(req.body)) {
+      refuseBatch(res);
+      return;
+    }
     const server = createMcpServer(tools, inProcessBackend(routes, caller), { onError });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);

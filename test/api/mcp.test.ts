@@ -192,3 +192,40 @@ describe('POST /mcp rate limit', () => {
     }
   });
 });
+
+describe('POST /mcp batches', () => {
+  it('a JSON-RPC batch is refused with a JSON-RPC error naming why, nothing in it run, one unit of the budget spent, whatever it holds', async () => {
+    const api = await startApi({ rateLimits: { publicPerMinute: 100, perTokenPerMinute: 10 } });
+    try {
+      const { token } = await api.newTenant();
+      const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+      const toolCall = (id: number, name = 'get_token_self', args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+      const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+      const batches: unknown[][] = [
+        Array.from({ length: 100 }, (_, i) => toolCall(i + 1)),
+        [toolCall(1)],
+        [],
+        [{ jsonrpc: '2.0', method: 'notifications/initialized' }],
+        [initialize],
+        // a batch that would change something, had it been run
+        [toolCall(1, 'create_ssh_key', { name: 'k', public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl x' })],
+      ];
+      for (const [n, batch] of batches.entries()) {
+        const res = await api.call('POST', '/mcp', { token, headers, body: batch });
+        expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batch/) } });
+        expect(res.body.error.message).toMatch(/2025-06-18/);
+        expect(res.headers.get('ratelimit')).toMatch(new RegExp(`remaining=${9 - n}\\b`));
+      }
+      expect((await api.call('GET', '/v1/ssh-keys', { token })).body).toEqual([]); // remaining=3
+      // a single message is answered as before, and spends one unit
+      const single = await api.call('POST', '/mcp', { token, headers, body: toolCall(7) });
+      expect(single.status).toBe(200);
+      expect(single.body).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { tenant_id: expect.any(String) } } });
+      expect(single.headers.get('ratelimit')).toMatch(/remaining=2\b/);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -158,6 +158,33 @@ describe('webhook endpoints', () => {
     expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body).toEqual([]);
   });
 
+  it('refuses, with 422, IPv4 inside IPv6: compatible, mapped (either spelling), translated, 6to4, NAT64 and Teredo forms of loopback and private addresses', async () => {
+    const { token } = await api.newTenant();
+    const refused = [
+      'https://[::7f00:1]/hook', // IPv4-compatible 127.0.0.1
+      'https://[::127.0.0.1]/hook',
+      'https://[::ffff:7f00:1]/hook', // IPv4-mapped, in hex
+      'https://[::ffff:0:7f00:1]/hook', // IPv4-translated 127.0.0.1
+      'https://[::ffff:0:a9fe:a9fe]/hook', // IPv4-translated 169.254.169.254
+      'https://[2002:7f00:1::1]/hook', // 6to4 of 127.0.0.1
+      'https://[2002:a00:1::1]/hook', // 6to4 of 10.0.0.1
+      'https://[2002:5db8:d822::1]/hook', // 6to4 of a public address: still a relay, not a host
+      'https://[64:ff9b::7f00:1]/hook', // NAT64 of 127.0.0.1
+      'https://[64:ff9b:1::a00:1]/hook', // local-use NAT64 of 10.0.0.1
+      'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', // Teredo, client 127.0.0.1
+      'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', // Teredo
+      'https://[100::1]/hook', // discard-only
+      'https://[5f00::1]/hook', // segment routing
+      'https://[3fff::1]/hook', // documentation
+    ];
+    for (const url of refused) {
+      const res = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
+      expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(422);
+      expect(res.body.detail).toMatch(/public addresses only/);
+    }
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body).toEqual([]);
+  });
+
   it('another tenant sees none of it: 404 on get, delete, test and deliveries', async () => {
     const owner = await api.newTenant();
     const other = await api.newTenant();
@@ -172,6 +199,41 @@ describe('webhook endpoints', () => {
     }
     expect((await api.call('GET', '/v1/webhook-endpoints', { token: other.token })).body).toEqual([]);
     expect((await api.call('GET', `/v1/webhook-endpoints/${id}`, { token: owner.token })).status).toBe(200);
+  });
+
+  it('holds at most WEBHOOK_MAX_ENDPOINTS_PER_TENANT endpoints (default 20, disabled ones count, deleted ones not): past it 409 naming the limit; 40 parallel creates at 19 leave 20', async () => {
+    const { token, tenantId } = await api.newTenant();
+    const other = await api.newTenant();
+    for (let i = 0; i < 19; i++) await register(token, receiver, { description: `n${i}` });
+    const raced = await Promise.all(Array.from({ length: 40 }, () => api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })));
+    expect(raced.filter((r) => r.status === 201)).toHaveLength(1);
+    const refused = raced.filter((r) => r.status !== 201);
+    expect(refused.map((r) => r.status)).toEqual(Array(39).fill(409));
+    expect(refused[0]!.body.detail).toMatch(/20 webhook endpoints.*WEBHOOK_MAX_ENDPOINTS_PER_TENANT/);
+    const held = async () => (await api.plane.storage.execute<{ n: number }[]>('select count(*)::int as n from webhook_endpoints where tenant_id = ? and deleted_at is null', [tenantId]))[0]!.n;
+    expect(await held()).toBe(20);
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body).toHaveLength(20);
+    // another tenant's endpoints are its own count
+    await register(other.token, receiver);
+    // a disabled endpoint still counts; a deleted one frees its place
+    const [first, second] = (await api.call('GET', '/v1/webhook-endpoints', { token })).body;
+    await api.plane.storage.execute(`update webhook_endpoints set disabled_at = now(), disabled_reason = 'test' where id = ?`, [first.id]);
+    expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(409);
+    expect((await api.call('DELETE', `/v1/webhook-endpoints/${second.id}`, { token })).status).toBe(204);
+    expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(201);
+    expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(409);
+    expect(await held()).toBe(20);
+  });
+
+  it('WEBHOOK_MAX_ENDPOINTS_PER_TENANT set lower is the limit', async () => {
+    const small = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: false, maxEndpointsPerTenant: 2 } });
+    try {
+      const { token } = await small.newTenant();
+      for (const expected of [201, 201, 409]) expect((await small.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).status).toBe(expected);
+      expect((await small.call('POST', '/v1/webhook-endpoints', { token, body: { url: receiver.url } })).body.detail).toMatch(/2 webhook endpoints/);
+    } finally {
+      await small.close();
+    }
   });
 
   it('needs the manage scope to register, read to list', async () => {
@@ -524,8 +586,10 @@ describe('the worker in the sweep daemon', () => {
       daemon = spawnEntry(SWEEP_MAIN, { DATABASE_URL: url, SECRETS_KEY: SECRETS_KEY.toString('base64'), WEBHOOKS_ALLOW_HTTP: 'true', LOG_LEVEL: 'info' });
       for (let waited = 0; target.received.length === 0 && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(target.received.map((r) => [r.id, r.verified]), daemon.output().slice(-2000)).toEqual([[sent.body.event_id, true]]);
-      const attempts = (await server.call('GET', `/v1/webhook-endpoints/${created.body.id}/deliveries`, { token })).body;
-      expect(attempts).toMatchObject([{ status: 'succeeded', response_status: 204 }]);
+      // recorded once the receiver's answer is back in the daemon: a moment after the receiver has it
+      const attempts = async () => (await server.call('GET', `/v1/webhook-endpoints/${created.body.id}/deliveries`, { token })).body;
+      for (let waited = 0; (await attempts())[0]?.status === 'sending' && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await attempts()).toMatchObject([{ status: 'succeeded', response_status: 204 }]);
     } finally {
       if (daemon) await stop(daemon);
       await target.close();
@@ -594,6 +658,37 @@ describe('SSRF at delivery', () => {
 
     // an unresolvable name, and a name pointing at loopback from the start, are refused at registration
     expect((await rebinding.call('POST', '/v1/webhook-endpoints', { token, body: { url: 'https://nowhere.test/hook' } })).status).toBe(422);
+  });
+
+  it('a name that resolves to IPv4 inside IPv6 at delivery (compatible, mapped, 6to4, NAT64, Teredo) is refused there, nothing sent', async () => {
+    const embedded = ['::7f00:1', '::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:0:7f00:1', '2002:7f00:1::1', '64:ff9b::a9fe:a9fe', '2001:0:4136:e378:8000:63bf:80ff:fffe'];
+    const asked = new Map<string, number>();
+    // each name resolves to a public address when registered, then to its embedded form
+    const resolver: Resolver = async (hostname) => {
+      const n = /^h(\d+)\.embedded\.test$/.exec(hostname);
+      if (!n) throw new Error('ENOTFOUND');
+      asked.set(hostname, (asked.get(hostname) ?? 0) + 1);
+      return asked.get(hostname) === 1 ? [{ address: '2606:4700:4700::1111', family: 6 }] : [{ address: embedded[Number(n[1])]!, family: 6 }];
+    };
+    const rebound = await startApi({ secretsKey: SECRETS_KEY, webhooks: { allowHttp: true, delivery: false, timeoutMs: 2_000 } }, { webhookResolver: resolver, clock: new ManualClock(new Date()) });
+    try {
+      const { token } = await rebound.newTenant();
+      const ids: string[] = [];
+      for (let i = 0; i < embedded.length; i++) {
+        const created = await rebound.call('POST', '/v1/webhook-endpoints', { token, body: { url: `https://h${i}.embedded.test/hook` } });
+        expect(created.status, JSON.stringify(created.body)).toBe(201);
+        ids.push(created.body.id);
+        await rebound.call('POST', `/v1/webhook-endpoints/${created.body.id}/test`, { token });
+      }
+      expect(await rebound.plane.services.webhookDeliveries.deliverDue()).toBe(embedded.length);
+      for (const [i, id] of ids.entries()) {
+        const attempt = (await rebound.call('GET', `/v1/webhook-endpoints/${id}/deliveries`, { token })).body.find((d: any) => d.attempt === 1);
+        expect(attempt, embedded[i]).toMatchObject({ status: 'failed', response_status: null });
+        expect(attempt.error, embedded[i]).toBe(`the host h${i}.embedded.test resolves to ${embedded[i]}, a private, loopback, link-local or reserved address: webhooks go to public addresses only`);
+      }
+    } finally {
+      await rebound.close();
+    }
   });
 
   it('without WEBHOOKS_ALLOW_HTTP, localhost is refused like any loopback target', async () => {

@@ -107,6 +107,25 @@ describe('configuration from the environment', () => {
   });
 });
 
+describe('webhook settings from the environment', () => {
+  it('WEBHOOK_MAX_ENDPOINTS_PER_TENANT: 20 by default, a positive whole number when set', () => {
+    expect(configFromEnv({}).webhooks).toMatchObject({ maxEndpointsPerTenant: 20 });
+    expect(configFromEnv({ WEBHOOK_MAX_ENDPOINTS_PER_TENANT: '5' }).webhooks).toMatchObject({ maxEndpointsPerTenant: 5 });
+    for (const value of ['0', '-1', '2.5', 'many', '100001']) {
+      expect(() => configFromEnv({ WEBHOOK_MAX_ENDPOINTS_PER_TENANT: value }), value).toThrow(/WEBHOOK_MAX_ENDPOINTS_PER_TENANT/);
+    }
+  });
+
+  it("WEBHOOK_CONCURRENCY and WEBHOOK_CONCURRENCY_PER_TENANT: 256 and 50 by default; a tenant's share must be less than the pool", () => {
+    expect(configFromEnv({}).webhooks).toMatchObject({ concurrency: 256, concurrencyPerTenant: 50 });
+    expect(configFromEnv({ WEBHOOK_CONCURRENCY: '32', WEBHOOK_CONCURRENCY_PER_TENANT: '4' }).webhooks).toMatchObject({ concurrency: 32, concurrencyPerTenant: 4 });
+    expect(() => configFromEnv({ WEBHOOK_CONCURRENCY: '40' })).toThrow(/WEBHOOK_CONCURRENCY_PER_TENANT \(50\) must be less than WEBHOOK_CONCURRENCY \(40\)/);
+    for (const [name, value] of [['WEBHOOK_CONCURRENCY', '1'], ['WEBHOOK_CONCURRENCY', 'lots'], ['WEBHOOK_CONCURRENCY_PER_TENANT', '0']]) {
+      expect(() => configFromEnv({ [name!]: value }), `${name}=${value}`).toThrow(new RegExp(name!));
+    }
+  });
+});
+
 describe('an embedding program\'s configuration', () => {
   it('is refused, before any storage opens, when a real cloud would run beside the embedded processor unasked', async () => {
     // nothing listens on port 9: opening the storage would fail with another error

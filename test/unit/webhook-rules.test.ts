@@ -16,6 +16,30 @@ describe('webhook target addresses (SSRF)', () => {
     for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:93.184.216.34']) expect(forbiddenAddress(address), address).toBe(false);
   });
 
+  it('refuses IPv4 inside IPv6 and every IPv6 range but global unicast (ipaddr.js ranges, within 2000::/3)', () => {
+    const refused = [
+      '::7f00:1', '::127.0.0.1', '::a00:1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '::ffff:0:7f00:1', '::ffff:0:a00:1', '2002:7f00:1::1', '2002:a00:1::1', '2002:5db8:d822::1',
+      '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b:1::a00:1', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:db8::1', '2001:2::1', '100::1',
+      '5f00::1', '3fff::1', '4000::1', 'e000::1', '1::1', 'fec0::1', 'fe80::1%eth0', '::ffff:1.2.3', '127.1', '0x7f.0.0.1', '',
+    ];
+    for (const address of refused) expect(forbiddenAddress(address), address).toBe(true);
+    for (const address of ['2a00:1450:4001:82b::200e', '2001:4860:4860::8888', '2600::1', '::ffff:8.8.8.8', '::ffff:808:808']) expect(forbiddenAddress(address), address).toBe(false);
+  });
+
+  it('an IPv4 address is judged the same however IPv6 carries it: mapped as itself, compatible, translated, 6to4, NAT64 never', () => {
+    const octet = fc.integer({ min: 0, max: 255 });
+    fc.assert(
+      fc.property(fc.tuple(octet, octet, octet, octet), (parts) => {
+        const v4 = parts.join('.');
+        const hex = (a: number, b: number) => ((a << 8) | b).toString(16);
+        const [hi, lo] = [hex(parts[0]!, parts[1]!), hex(parts[2]!, parts[3]!)];
+        expect(forbiddenAddress(`::ffff:${v4}`)).toBe(forbiddenAddress(v4));
+        expect(forbiddenAddress(`::ffff:${hi}:${lo}`)).toBe(forbiddenAddress(v4));
+        for (const carried of [`::${hi}:${lo}`, `::ffff:0:${hi}:${lo}`, `2002:${hi}:${lo}::1`, `64:ff9b::${hi}:${lo}`, `2001:0:${hi}:${lo}::1`]) expect(forbiddenAddress(carried), carried).toBe(true);
+      }),
+    );
+  });
+
   it('admits loopback only for the localhost names, and only when allowed', () => {
     expect(allowedAddress('127.0.0.1', 'localhost', true)).toBe(true);
     expect(allowedAddress('::1', '::1', true)).toBe(true);
@@ -23,6 +47,9 @@ describe('webhook target addresses (SSRF)', () => {
     expect(allowedAddress('127.0.0.1', 'rebind.example', true)).toBe(false);
     expect(allowedAddress('10.0.0.1', 'localhost', true)).toBe(false);
     expect(allowedAddress('93.184.216.34', 'example.com', false)).toBe(true);
+    // loopback carried in IPv6 is not the loopback the localhost names may reach
+    expect(allowedAddress('::ffff:127.0.0.1', 'localhost', true)).toBe(true);
+    for (const address of ['::7f00:1', '::ffff:0:7f00:1', '2002:7f00:1::1']) expect(allowedAddress(address, 'localhost', true), address).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { EventType, StoredEvent } from '../../../core/events/event.ts';
-import type { AttemptResult, ClaimedDelivery, WebhookStore } from '../../../core/ports/webhook-storage.ts';
+import type { AttemptResult, ClaimedDelivery, TenantShare, WebhookStore } from '../../../core/ports/webhook-storage.ts';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../../../core/webhooks/endpoint.ts';
 import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
@@ -41,6 +41,13 @@ export class MikroWebhookStore implements WebhookStore {
 
   constructor(em: EntityManager) {
     this.em = em;
+  }
+
+  async countEndpointsForRegistration(tenantId: string): Promise<number> {
+    // the tenant's row is the lock: no key update, so rows elsewhere that reference the tenant (key share) never wait on it
+    await this.em.execute(`select id from tenants where id = ? for no key update`, [tenantId]);
+    const [row] = await this.em.execute<Row[]>(`select count(*)::int as n from webhook_endpoints where tenant_id = ? and deleted_at is null`, [tenantId]);
+    return num(row!.n);
   }
 
   async addEndpoint(w: WebhookEndpoint): Promise<void> {
@@ -88,25 +95,45 @@ export class MikroWebhookStore implements WebhookStore {
     return rows.map(toDelivery);
   }
 
-  async claimDue(now: Date, claimUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, claimUntil: Date, limit: number, share: TenantShare): Promise<ClaimedDelivery[]> {
+    const held = [...share.held].filter(([, n]) => n > 0);
+    // Due attempts of tenants with room, ranked within their tenant (oldest first), taken in turns (each tenant's
+    // first, then each one's second...) and locked, skipping rows another worker holds, with the claim checked again
+    // on the row locked. Rows just past a tenant's room stand in for its rows another worker is claiming right now
+    // (else two workers would both aim at the same first rows, and the second find them all taken); what is locked
+    // is then cut back to each tenant's room. Ranking reads every due attempt: the cost grows with the backlog,
+    // which stays short unless endpoints are slow (docs/decisions.md, Fairness and amplification).
     const rows = await this.em.execute<Row[]>(
-      `with claimed as (
+      `with held (tenant_id, n) as (select * from unnest(?::text[], ?::int[])),
+       ranked as (
+         select x.id, x.next_attempt_at, w.tenant_id, greatest(?::int - coalesce(h.n, 0), 0) as room,
+                row_number() over (partition by w.tenant_id order by x.next_attempt_at, x.id) as turn
+           from webhook_deliveries x join webhook_endpoints w on w.id = x.endpoint_id left join held h on h.tenant_id = w.tenant_id
+          where x.status in ('pending', 'sending') and x.next_attempt_at <= ?
+            and (x.status = 'pending' or x.claimed_until < ?)
+            and w.deleted_at is null and w.disabled_at is null
+            and coalesce(h.n, 0) < ?::int),
+       locked as (
+         select x.id, r.tenant_id, r.turn, r.room, r.next_attempt_at
+           from ranked r join webhook_deliveries x on x.id = r.id
+          where r.turn <= r.room + ?::int
+            and (x.status = 'pending' or (x.status = 'sending' and x.claimed_until < ?))
+          order by r.turn > r.room, r.turn, r.next_attempt_at, x.id
+          limit least(?::int, (select count(*) from ranked where turn <= room))
+            for update of x skip locked),
+       picked as (
+         select id from (select id, turn, room, next_attempt_at, row_number() over (partition by tenant_id order by turn) as n from locked) l
+          where n <= room order by turn, next_attempt_at, id limit ?::int),
+       claimed as (
          update webhook_deliveries d set status = 'sending', claimed_until = ?, attempted_at = coalesce(d.attempted_at, ?)
-          where d.id in (
-            select x.id from webhook_deliveries x join webhook_endpoints w on w.id = x.endpoint_id
-             where x.status in ('pending', 'sending') and x.next_attempt_at <= ?
-               and (x.status = 'pending' or x.claimed_until < ?)
-               and w.deleted_at is null and w.disabled_at is null
-             order by x.next_attempt_at, x.id
-             limit ?
-             for update of x skip locked)
+          where d.id in (select id from picked)
          returning d.*)
        select ${DELIVERY.replaceAll('d.', 'c.')}, e.tenant_id as event_tenant_id, e.data as event_data, e.created_at as event_created_at,
               ${ENDPOINT_COLUMNS.map((column) => `w.${column} as w_${column}`).join(', ')},
               coalesce((select f.attempted_at from webhook_deliveries f where f.endpoint_id = c.endpoint_id and f.event_id = c.event_id and f.attempt = 1), ?) as first_due_at
          from claimed c join webhook_events e on e.id = c.event_id join webhook_endpoints w on w.id = c.endpoint_id
         order by c.next_attempt_at, c.id`,
-      [claimUntil, now, now, now, limit, now],
+      [textArray(held.map(([tenant]) => tenant)), `{${held.map(([, n]) => n).join(',')}}`, share.perTenant, now, now, share.perTenant, limit, now, limit, limit, claimUntil, now, now],
     );
     return rows.map((row) => ({
       delivery: toDelivery(row),

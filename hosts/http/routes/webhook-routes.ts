@@ -30,7 +30,7 @@ export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
       body: WebhookEndpointCreate,
       responses: [
         { status: 201, description: 'Registered', schema: WebhookEndpointCreated },
-        { status: 409, description: 'The server has no SECRETS_KEY to keep signing secrets under', schema: ErrorOut },
+        { status: 409, description: 'The tenant holds the most endpoints the operator allows (WEBHOOK_MAX_ENDPOINTS_PER_TENANT, default 20), or the server has no SECRETS_KEY to keep signing secrets under', schema: ErrorOut },
       ],
       async handle({ caller, body }) {
         const { endpoint, secret } = await webhooks.create(caller!.tenantId, { url: body.url, events: body.events ?? null, description: body.description ?? null });
