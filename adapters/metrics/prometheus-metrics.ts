@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LedgerKind } from '../../core/billing/account.ts';
 import type { Metrics, ProviderCallOutcome, RentalFailure, SweepPassOutcome, SweepPassTimer, WebhookOutcome } from '../../core/ports/metrics.ts';
 import { HttpSeries } from './http-series.ts';
@@ -29,9 +29,11 @@ export class PrometheusMetrics implements Metrics {
   private readonly sweepStepDuration: Histogram<'step'>;
   private readonly sweepItems: Counter<'item'>;
   private readonly sweepErrors: Counter;
+  private readonly oldestDueStart: Gauge;
   private readonly providerCalls: Counter<'provider' | 'operation' | 'outcome'>;
   private readonly providerErrors: Counter<'provider' | 'operation' | 'kind'>;
   private readonly providerDuration: Histogram<'provider' | 'operation'>;
+  private readonly providerCuts: Counter<'provider' | 'operation'>;
   private readonly ledgerEntries: Counter<'kind'>;
   private readonly ledgerCents: Counter<'kind' | 'direction'>;
   private readonly webhookDeliveries: Counter<'outcome' | 'status_class'>;
@@ -53,9 +55,20 @@ export class PrometheusMetrics implements Metrics {
     this.sweepStepDuration = new Histogram({ name: 'sweep_step_duration_seconds', help: 'Duration of each step of a sweep pass', labelNames: ['step'], buckets: SWEEP_BUCKETS, registers });
     this.sweepItems = new Counter({ name: 'sweep_items_total', help: 'What sweep passes did, by item (blocks_paid, removals, breakers_tripped...)', labelNames: ['item'], registers });
     this.sweepErrors = new Counter({ name: 'sweep_errors_total', help: 'Items that failed in a sweep pass (retried next pass)', registers });
+    this.oldestDueStart = new Gauge({
+      name: 'sweep_oldest_due_start_seconds',
+      help: 'At the end of the last pass: how long the oldest due start (reservation past starts_at, spot claim never tried) has waited to be taken; 0 when none waits',
+      registers,
+    });
     this.providerCalls = new Counter({ name: 'provider_calls_total', help: 'Calls to provider APIs, by provider, operation and outcome', labelNames: ['provider', 'operation', 'outcome'], registers });
     this.providerErrors = new Counter({ name: 'provider_call_errors_total', help: 'Failed calls to provider APIs, by provider, operation and kind of failure', labelNames: ['provider', 'operation', 'kind'], registers });
     this.providerDuration = new Histogram({ name: 'provider_call_duration_seconds', help: 'Latency of calls to provider APIs', labelNames: ['provider', 'operation'], buckets: CALL_BUCKETS, registers });
+    this.providerCuts = new Counter({
+      name: 'provider_calls_cut_total',
+      help: 'Calls to provider APIs the control plane stopped waiting for at their deadline (a create cut is settled by the reconciler)',
+      labelNames: ['provider', 'operation'],
+      registers,
+    });
     this.ledgerEntries = new Counter({ name: 'ledger_entries_total', help: 'Ledger entries committed, by kind', labelNames: ['kind'], registers });
     this.ledgerCents = new Counter({
       name: 'ledger_amount_cents_total',
@@ -102,10 +115,11 @@ export class PrometheusMetrics implements Metrics {
       },
       finished: (outcome: SweepPassOutcome) => {
         this.sweepPasses.inc({ outcome: !outcome.ran ? 'skipped' : outcome.lockLost ? 'lock_lost' : 'ran' });
-        if (!outcome.ran) return;
-        this.sweepDuration.observe(seconds(startedAt));
+        // a runner that skipped the money steps still took its share of the starts
         if (outcome.errors > 0) this.sweepErrors.inc(outcome.errors);
         for (const [item, count] of Object.entries(outcome.items)) this.sweepItems.inc({ item }, count);
+        this.oldestDueStart.set(outcome.oldestDueStartSeconds ?? 0);
+        if (outcome.ran) this.sweepDuration.observe(seconds(startedAt));
       },
     };
   }
@@ -114,6 +128,10 @@ export class PrometheusMetrics implements Metrics {
     this.providerCalls.inc({ provider, operation, outcome });
     if (outcome !== 'ok') this.providerErrors.inc({ provider, operation, kind: outcome });
     this.providerDuration.observe({ provider, operation }, secondsTaken);
+  }
+
+  providerCallCut(provider: string, operation: string): void {
+    this.providerCuts.inc({ provider, operation });
   }
 
   ledgerPosted(kind: LedgerKind, amountCents: number, entries: number): void {

@@ -5,6 +5,8 @@ import type { Storage } from '../ports/storage.ts';
 import { isInstanceId, type Instance } from '../rentals/instance.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import { isolated } from './isolated.ts';
+import type { Budget } from '../budget.ts';
+import { inParallel } from '../in-parallel.ts';
 
 /** What one reconciliation did, added to the sweep's report. */
 export interface ReconcileCounts {
@@ -36,35 +38,45 @@ export class Reconciler {
   private readonly rentals: RentalService;
   private readonly provisioningDeadlineMs: number;
   private readonly metrics: Metrics;
+  private readonly concurrency: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number; metrics?: Metrics }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
     this.metrics = deps.metrics ?? NO_METRICS;
+    this.concurrency = Math.max(1, deps.providerConcurrency ?? 4);
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
     this.provisioningDeadlineMs = deps.provisioningDeadlineMs;
   }
 
-  async reconcile(provider: Provider, counts: ReconcileCounts): Promise<void> {
+  /**
+   * One provider: its listing, then each instance that needs a decision and each orphan, a few at a time (the
+   * provider's calls in parallel, within its pacing). Past `budget` no further item is taken up: the next pass
+   * does what is left (every decision is taken again from the records then).
+   */
+  async reconcile(provider: Provider, counts: ReconcileCounts, budget?: Budget): Promise<void> {
     const machines = await provider.listMachines();
     const live = await this.storage.read((uow) => uow.instances.liveAt(provider.name));
     const byLabel = new Map(machines.filter((m) => m.label).map((m) => [m.label!, m]));
     const seen: string[] = [];
+    const undecided: { instance: Instance; machine: Machine | null }[] = [];
     for (const instance of live) {
       const machine = byLabel.get(instance.id) ?? null;
       // the common case, a running machine still there: recorded for all of them in one statement
-      if (machine && instance.status === 'running' && instance.machineId === machine.machineId && machine.status === 'running') {
-        seen.push(instance.id);
-        continue;
-      }
-      await isolated(counts.errors, `${provider.name}: instance ${instance.id}`, () => this.reconcileOne(provider, instance, machine, counts));
+      if (machine && instance.status === 'running' && instance.machineId === machine.machineId && machine.status === 'running') seen.push(instance.id);
+      else undecided.push({ instance, machine });
     }
     await this.storage.transaction((uow) => uow.sweep.markSeen(seen, this.clock.now()));
+    await inParallel(undecided, this.concurrency, async ({ instance, machine }) => {
+      if (budget?.over()) return;
+      await isolated(counts.errors, `${provider.name}: instance ${instance.id}`, () => this.reconcileOne(provider, instance, machine, counts));
+    });
     const known = new Set(live.map((instance) => instance.id));
-    for (const machine of machines) {
-      if (!isInstanceId(machine.label) || known.has(machine.label) || machine.status === 'terminated') continue;
+    const orphans = machines.filter((machine) => isInstanceId(machine.label) && !known.has(machine.label) && machine.status !== 'terminated');
+    await inParallel(orphans, this.concurrency, async (machine) => {
+      if (budget?.over()) return;
       await isolated(counts.errors, `${provider.name}: orphan ${machine.machineId}`, () => this.removeOrphan(provider, machine, counts));
-    }
+    });
   }
 
   private async reconcileOne(provider: Provider, instance: Instance, listed: Machine | null, counts: ReconcileCounts): Promise<void> {

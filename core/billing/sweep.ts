@@ -9,13 +9,29 @@ import { breakerEvent } from '../events/account-events.ts';
 import { Reconciler } from './reconciler.ts';
 import { VolumeReconciler } from '../volumes/volume-reconciler.ts';
 import { accountFigures, billedNow, removalAt } from './account-view.ts';
+import { Budget } from '../budget.ts';
+import { inParallelBy } from '../in-parallel.ts';
+import { ALL_INTERACTIVE, type Background } from '../ports/call-priority.ts';
+import type { CallDeadlines } from '../upstream/call-deadlines.ts';
 
 export interface SweepSettings {
   /** A rental whose machine never started is failed and refunded in full after this long. */
   provisioningDeadlineMs: number;
   /** Runaway protection for accounts without their own maximum, in cents per hour; null: none. */
   defaultMaxBurnCentsPerHour: number | null;
+  /**
+   * Real time a pass may take (at most MAX_PASS_BUDGET_MS). Starts not taken by then, and cloud clean-up not yet
+   * done, wait for the next pass; starts in flight go on by themselves. Default DEFAULT_PASS_BUDGET_MS: under the
+   * minute between scheduled passes, so a pass never makes the next one skip.
+   */
+  passBudgetMs?: number;
+  /** Cloud calls at once per provider in reconcile, removals and breakers (each provider's own pacing still applies). Default 4. */
+  providerConcurrency?: number;
 }
+
+export const MAX_PASS_BUDGET_MS = 120_000;
+export const DEFAULT_PASS_BUDGET_MS = 50_000;
+export const DEFAULT_PROVIDER_CONCURRENCY = 4;
 
 /** What the payment steps of a pass settled, and the conflicts they left for an operator. */
 export interface CheckoutReport {
@@ -39,14 +55,24 @@ export interface SweepMetering {
   settleAll(): Promise<{ settled: number }>;
 }
 
-/** The reservation step of a pass: rent every reservation whose start has come (core/reservations). */
+/**
+ * The reservation step of a pass: rent the reservations whose start has come (core/reservations), taken one by one
+ * from the queue every runner shares, until none is left or the budget ends.
+ */
 export interface SweepReservations {
-  startDue(): Promise<{ started: number; failed: number; errors: string[] }>;
+  startDue(budget?: Budget): Promise<{ started: number; failed: number; errors: string[]; leftRunning?: number }>;
 }
 
 /** The spot claim step of a pass: claims back to pending after a preemption, expired ones ended, pending ones rented (core/spot). */
 export interface SweepSpotClaims {
-  pass(): Promise<{ rented: number; expired: number; errors: string[] }>;
+  pass(budget?: Budget): Promise<{ rented: number; expired: number; errors: string[]; leftRunning?: number }>;
+}
+
+/** One step of a pass, in real time: when it began (milliseconds into the pass) and how long it took. */
+export interface StepTiming {
+  name: string;
+  startedMs: number;
+  durationMs: number;
 }
 
 /** The balance.low step of a pass: tell accounts whose funds fell under an hour of their machines (core/events). */
@@ -61,7 +87,7 @@ export interface SweepPayments {
 }
 
 export interface SweepReport {
-  /** false when another runner held the sweep; nothing was done. */
+  /** false when another runner held the money steps' lock: only the start steps (shared work) ran here. */
   ran: boolean;
   at: Date;
   blocksPaid: number;
@@ -101,6 +127,16 @@ export interface SweepReport {
   errors: string[];
   /** The pass lost its lock (its database session died) and stopped before its next step. */
   lockLost: boolean;
+  /** Each step that ran, in order, with its real time. */
+  steps: StepTiming[];
+  /** The pass's real time, from its start to its answer. */
+  durationMs: number;
+  /** Calls to providers this process stopped waiting for at their deadline while the pass ran. */
+  callsCut: number;
+  /** Starts still waiting on their cloud when the budget ended: they go on by themselves. */
+  startsLeftRunning: number;
+  /** How long the oldest due start not yet taken has waited, at the pass's end, in seconds; null: none. */
+  oldestDueStartSeconds: number | null;
 }
 
 /** Enough for a sweep that was stopped for a month; each round pays at most one block per instance. */
@@ -131,6 +167,10 @@ export class SweepService {
   private readonly reconciler: Reconciler;
   private readonly volumeReconciler: VolumeReconciler;
   private readonly metrics: Metrics;
+  private readonly deadlines: CallDeadlines | null;
+  private readonly background: Background;
+  private readonly passBudgetMs: number;
+  private readonly providerConcurrency: number;
 
   constructor(deps: {
     storage: Storage;
@@ -146,8 +186,16 @@ export class SweepService {
     metrics?: Metrics;
     balanceAlerts?: SweepBalanceAlerts;
     spotClaims?: SweepSpotClaims;
+    /** The deadlines every provider call goes through: the pass reports the calls they cut. */
+    deadlines?: CallDeadlines;
+    /** Runs the pass's provider calls behind interactive ones in each provider's pacer. */
+    background?: Background;
   }) {
     this.metrics = deps.metrics ?? NO_METRICS;
+    this.deadlines = deps.deadlines ?? null;
+    this.background = deps.background ?? ALL_INTERACTIVE;
+    this.passBudgetMs = Math.min(MAX_PASS_BUDGET_MS, deps.settings.passBudgetMs ?? DEFAULT_PASS_BUDGET_MS);
+    this.providerConcurrency = Math.max(1, deps.settings.providerConcurrency ?? DEFAULT_PROVIDER_CONCURRENCY);
     this.reservations = deps.reservations ?? null;
     this.balanceAlerts = deps.balanceAlerts ?? null;
     this.spotClaims = deps.spotClaims ?? null;
@@ -160,30 +208,51 @@ export class SweepService {
     this.rentals = deps.rentals;
     this.providers = deps.providers;
     this.settings = deps.settings;
-    this.reconciler = new Reconciler({ ...deps, provisioningDeadlineMs: deps.settings.provisioningDeadlineMs });
+    this.reconciler = new Reconciler({ ...deps, provisioningDeadlineMs: deps.settings.provisioningDeadlineMs, providerConcurrency: this.providerConcurrency });
     this.volumeReconciler = new VolumeReconciler({ ...deps, provisioningDeadlineMs: deps.settings.provisioningDeadlineMs });
   }
 
+  /**
+   * One pass: the money steps under the sweep's lock (one runner at a time), then the start steps outside it, in
+   * every runner (a runner that found the lock held takes its share of the starts too). The money never waits for
+   * a create: reconcile, removals, hour blocks, auto-recharge, storage, usage, breakers and balance alerts are done
+   * before any start is taken. The starts stop at the pass's budget; those in flight then go on by themselves.
+   */
   async run(): Promise<SweepReport> {
+    return this.background(() => this.pass());
+  }
+
+  private async pass(): Promise<SweepReport> {
+    const budget = Budget.of(this.passBudgetMs);
+    const cutBefore = this.deadlines?.cut ?? 0;
     const timer = this.metrics.sweepPassStarted();
-    const outcome = await this.storage.exclusive('billing-sweep', (lease) => this.pass(lease, timer));
-    const report = outcome.ran ? outcome.result : { ...emptyReport(this.clock.now()), ran: false };
+    const report = emptyReport(this.clock.now());
+    const outcome = await this.storage.exclusive('billing-sweep', (lease) => this.moneySteps(lease, report, timer, budget));
+    report.ran = outcome.ran;
+    // side by side: a cloud slow to create holds up neither kind of start behind the other
+    await Promise.all([
+      this.step(report, timer, budget, 'reservations', () => this.startReservations(report, budget)),
+      // after the reconcilers (preempted machines ended) and the removals (machines past ends_at)
+      this.step(report, timer, budget, 'spot-claims', () => this.keepSpotClaims(report, budget)),
+    ]);
+    await isolated(report.errors, 'oldest due start', async () => {
+      const now = this.clock.now();
+      const oldest = await this.storage.read((uow) => uow.sweep.oldestDueStart(now));
+      report.oldestDueStartSeconds = oldest === null ? null : Math.max(0, Math.floor((now.getTime() - oldest.getTime()) / 1000));
+    });
+    report.callsCut = (this.deadlines?.cut ?? 0) - cutBefore;
+    report.durationMs = Math.round(budget.elapsedMs());
     timer.finished(passOutcome(report));
     return report;
   }
 
-  private async pass(lease: Lease, timer: SweepPassTimer): Promise<SweepReport> {
-    const report = emptyReport(this.clock.now());
+  private async moneySteps(lease: Lease, report: SweepReport, timer: SweepPassTimer, budget: Budget): Promise<void> {
     const steps: Step[] = [
-      ...this.providers.map((provider): Step => [`reconcile ${provider.name}`, (r) => this.reconciler.reconcile(provider, r)]),
+      ...this.providers.map((provider): Step => [`reconcile ${provider.name}`, (r) => this.reconciler.reconcile(provider, r, budget)]),
       // before the storage step: an adopted volume's hours since its creation are recorded this pass
       ...this.providers.filter(isVolumeHost).map((host): Step => [`reconcile volumes ${host.name}`, (r) => this.volumeReconciler.reconcile(host, r)]),
       ['settle checkouts', (r) => this.settleCheckouts(r)],
-      ['removals', (r) => this.executeRemovals(r)],
-      // before the blocks: a rental started now has paid its first hour already
-      ['reservations', (r) => this.startReservations(r)],
-      // after the reconcilers (preempted machines ended) and the removals (machines past ends_at)
-      ['spot-claims', (r) => this.keepSpotClaims(r)],
+      ['removals', (r) => this.executeRemovals(r, budget)],
       ['hour blocks', (r) => this.payBlocks(r)],
       // before any breaker looks at an account: a recharge pays the blocks still owed
       ['auto-recharge', (r) => this.autoRecharge(r)],
@@ -202,11 +271,17 @@ export class SweepService {
         report.errors.push(`the sweep lost its lock; stopped before ${name} (the next pass carries on)`);
         break;
       }
-      const stepEnded = timer.step(name);
-      await isolated(report.errors, name, () => run(report));
-      stepEnded();
+      await this.step(report, timer, budget, name, () => run(report));
     }
-    return report;
+  }
+
+  /** Runs one step, its failure recorded in errors, its real time in the report and the metrics. */
+  private async step(report: SweepReport, timer: SweepPassTimer, budget: Budget, name: string, run: () => Promise<void>): Promise<void> {
+    const startedMs = budget.elapsedMs();
+    const stepEnded = timer.step(name);
+    await isolated(report.errors, name, run);
+    stepEnded();
+    report.steps.push({ name, startedMs: Math.round(startedMs), durationMs: Math.round(budget.elapsedMs() - startedMs) });
   }
 
   private async settleCheckouts(report: SweepReport): Promise<void> {
@@ -217,19 +292,21 @@ export class SweepService {
     report.errors.push(...checkouts.errors);
   }
 
-  private async startReservations(report: SweepReport): Promise<void> {
+  private async startReservations(report: SweepReport, budget: Budget): Promise<void> {
     if (!this.reservations) return;
-    const started = await this.reservations.startDue();
+    const started = await this.reservations.startDue(budget);
     report.reservationsStarted += started.started;
     report.reservationsFailed += started.failed;
+    report.startsLeftRunning += started.leftRunning ?? 0;
     report.errors.push(...started.errors);
   }
 
-  private async keepSpotClaims(report: SweepReport): Promise<void> {
+  private async keepSpotClaims(report: SweepReport, budget: Budget): Promise<void> {
     if (!this.spotClaims) return;
-    const kept = await this.spotClaims.pass();
+    const kept = await this.spotClaims.pass(budget);
     report.spotClaimsRented += kept.rented;
     report.spotClaimsExpired += kept.expired;
+    report.startsLeftRunning += kept.leftRunning ?? 0;
     report.errors.push(...kept.errors);
   }
 
@@ -262,11 +339,15 @@ export class SweepService {
     }
   }
 
-  /** Removals whose time has come: billing ends at the removal time (the locked row's), the last block pro rata. */
-  private async executeRemovals(report: SweepReport): Promise<void> {
+  /**
+   * Removals whose time has come: billing ends at the removal time (the locked row's), the last block pro rata. The
+   * machines are removed upstream a few at a time per provider; past the budget they are left terminating, for the
+   * reconciler of the next pass.
+   */
+  private async executeRemovals(report: SweepReport, budget: Budget): Promise<void> {
     const now = this.clock.now();
     const due = await this.storage.read((uow) => uow.instances.dueForRemoval(now));
-    for (const instance of due) {
+    await inParallelBy(due, (instance) => instance.provider, this.providerConcurrency, async (instance) => {
       await isolated(report.errors, `removal of ${instance.id}`, async () => {
         const ended = await this.storage.transaction(async (uow) => {
           await uow.accounts.lock(instance.tenantId, now);
@@ -277,18 +358,20 @@ export class SweepService {
         });
         if (!ended) return;
         report.removals++;
-        await this.rentals.removeUpstream(ended);
+        if (!budget.over()) await this.rentals.removeUpstream(ended);
       });
-    }
+    });
   }
 
   /**
    * Accounts whose funds ran out under running machines, or that burn beyond their maximum. The decision
-   * is taken under the account's lock, so a deposit that lands meanwhile saves the machines.
+   * is taken under the account's lock, so a deposit that lands meanwhile saves the machines. The machines of
+   * every account tripped are then stopped together, a few at a time per provider.
    */
   private async tripBreakers(report: SweepReport): Promise<void> {
     const now = this.clock.now();
     const candidates = await this.storage.read((uow) => uow.sweep.breakerCandidates(now, this.settings.defaultMaxBurnCentsPerHour));
+    const tripped: string[] = [];
     for (const tenantId of candidates) {
       await isolated(report.errors, `breaker of ${tenantId}`, async () => {
         const trip = await this.storage.transaction(async (uow) => {
@@ -311,9 +394,12 @@ export class SweepService {
           report.breakersTripped++;
           return true;
         });
-        if (trip) await this.rentals.terminateAll(tenantId);
+        if (trip) tripped.push(tenantId);
       });
     }
+    if (tripped.length === 0) return;
+    const stopped = await this.rentals.terminateAllOf(tripped);
+    report.errors.push(...stopped.errors.map((error) => `breaker: ${error}`));
   }
 }
 
@@ -322,6 +408,7 @@ const passOutcome = (report: SweepReport): SweepPassOutcome => ({
   ran: report.ran,
   lockLost: report.lockLost,
   errors: report.errors.length,
+  oldestDueStartSeconds: report.oldestDueStartSeconds,
   items: {
     blocks_paid: report.blocksPaid,
     removals: report.removals,
@@ -346,6 +433,7 @@ const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     spot_claims_rented: report.spotClaimsRented,
     spot_claims_expired: report.spotClaimsExpired,
     conflicts: report.conflicts.length,
+    calls_cut: report.callsCut,
   },
 });
 
@@ -376,4 +464,9 @@ const emptyReport = (at: Date): SweepReport => ({
   conflicts: [],
   errors: [],
   lockLost: false,
+  steps: [],
+  durationMs: 0,
+  callsCut: 0,
+  startsLeftRunning: 0,
+  oldestDueStartSeconds: null,
 });

@@ -23,6 +23,8 @@ export interface SweepPassOutcome {
   lockLost: boolean;
   errors: number;
   items: Readonly<Record<string, number>>;
+  /** How long the oldest start that is due (a reservation past starts_at, a claim never tried) has waited to be taken, in seconds; null: none waits. */
+  oldestDueStartSeconds: number | null;
 }
 
 /** A pass being timed: each step's end and the pass's end are told once. Timing is the adapter's (real time). */
@@ -44,6 +46,8 @@ export interface Metrics {
   sweepPassStarted(): SweepPassTimer;
   /** One call to a provider's API, as seen at the provider port. */
   providerCall(provider: string, operation: string, seconds: number, outcome: ProviderCallOutcome): void;
+  /** A call to a provider that the core stopped waiting for at its deadline (core/upstream/call-deadlines.ts). */
+  providerCallCut(provider: string, operation: string): void;
   /** `entries` ledger entries of one kind and sign committed, moving `amountCents` in all (signed, money in positive). */
   ledgerPosted(kind: LedgerKind, amountCents: number, entries: number): void;
   /**
@@ -61,6 +65,7 @@ export const NO_METRICS: Metrics = {
   rentalFailed: () => undefined,
   sweepPassStarted: () => NO_TIMER,
   providerCall: () => undefined,
+  providerCallCut: () => undefined,
   ledgerPosted: () => undefined,
   webhookDeliveryStarted: () => () => undefined,
 };

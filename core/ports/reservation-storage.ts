@@ -15,8 +15,8 @@ export interface ReservationStore {
    * Takes up to `limit` due reservations (starts_at <= now) of every tenant to start them: scheduled ones (but
    * `except`), and starting ones claimed before `staleBefore` (a start that stopped half way). Each is marked
    * starting, claimed at `now`, in one statement; rows another transaction holds are skipped, so two sweeps
-   * never take the same one.
+   * never take the same one. Reservations of a node at one of `busyProviders` are left for later.
    */
-  claimDue(now: Date, staleBefore: Date, limit: number, except: readonly string[]): Promise<Reservation[]>;
+  claimDue(now: Date, staleBefore: Date, limit: number, except: readonly string[], busyProviders?: readonly string[]): Promise<Reservation[]>;
   update(reservation: Reservation): Promise<void>;
 }

@@ -12,8 +12,8 @@ export interface SpotClaimStore {
    * Takes up to `limit` open claims of every tenant that need the sweep, ids after `afterId` in id order: pending
    * ones, active ones whose machine's billing ended, and those whose ends_at passed; not those another pass took
    * since `staleBefore`. Each is marked claimed at `now` in one statement; rows another transaction holds are
-   * skipped, so two sweeps never take the same one.
+   * skipped, so two sweeps never take the same one. Pending claims of a node at one of `busyProviders` are left for later.
    */
-  claimOpen(now: Date, staleBefore: Date, limit: number, afterId: string): Promise<SpotClaimView[]>;
+  claimOpen(now: Date, staleBefore: Date, limit: number, afterId: string, busyProviders?: readonly string[]): Promise<SpotClaimView[]>;
   update(claim: SpotClaim): Promise<void>;
 }

@@ -101,6 +101,11 @@ export interface SweepStore {
   breakerCandidates(now: Date, defaultMaxBurnCentsPerHour: number | null): Promise<string[]>;
   /** Records that the providers still show these instances' machines (one statement for all). */
   markSeen(instanceIds: readonly string[], at: Date): Promise<void>;
+  /**
+   * Since when the oldest start that is due waits to be taken: the earliest starts_at of a scheduled reservation
+   * due by `now`, or the creation of a pending spot claim never tried yet; null when none waits.
+   */
+  oldestDueStart(now: Date): Promise<Date | null>;
 }
 
 export interface AccountStore {

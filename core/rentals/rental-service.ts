@@ -2,7 +2,7 @@ import { removalAt } from '../billing/account-view.ts';
 import { admitSpend } from '../spending/spend-gate.ts';
 import { requestDigest, sameRequest } from '../spending/idempotency.ts';
 import { earliest, instanceCostUntil, ON_DEMAND_MINIMUM_MINUTES, SPOT_MINIMUM_MINUTES } from '../billing/charges.ts';
-import { DomainError, invalidInput, notFound, upstreamUnavailable } from '../errors.ts';
+import { DomainError, invalidInput, messageOf, notFound, upstreamUnavailable } from '../errors.ts';
 import { postEntry } from '../billing/ledger.ts';
 import type { MarketService } from '../market/market-service.ts';
 import { perGpuCents, rateCentsPerHour } from '../market/pricing.ts';
@@ -17,6 +17,8 @@ import type { Token } from '../tenancy/token.ts';
 import { INSTANCE_ID_PREFIX, isLive, ledgerDescription, type Instance, type LaunchOutcome } from './instance.ts';
 import { missingOptions, resolveRentalOptions, type MachineSetup, type RentalCatalog, type RentalOptionsRequest } from './rental-options.ts';
 import type { VolumeService } from '../volumes/volume-service.ts';
+import { inParallelBy } from '../in-parallel.ts';
+import { MAX_CREATE_MS } from '../upstream/call-deadlines.ts';
 
 const HOUR_MS = 3_600_000;
 /** How often a retry reads the row of a first request that another process is launching. */
@@ -102,6 +104,10 @@ export class RentalService {
   private readonly catalog: RentalCatalog;
   private readonly volumes: VolumeService;
   private readonly metrics: Metrics;
+  /** The longest rent() waits for the provider's create before it answers with the instance provisioning. */
+  private readonly answerWithinMs: number;
+  /** Machines stopped at once per provider when a whole account stops (emergency stop, hold, breaker). */
+  private readonly providerConcurrency: number;
 
   constructor(deps: {
     storage: Storage;
@@ -114,8 +120,13 @@ export class RentalService {
     volumes: VolumeService;
     launchWaitMs?: number;
     metrics?: Metrics;
+    /** At most MAX_CREATE_MS (60 s), the default. */
+    answerWithinMs?: number;
+    providerConcurrency?: number;
   }) {
     this.launchWaitMs = deps.launchWaitMs ?? 60_000;
+    this.answerWithinMs = Math.min(MAX_CREATE_MS, deps.answerWithinMs ?? MAX_CREATE_MS);
+    this.providerConcurrency = Math.max(1, deps.providerConcurrency ?? 4);
     this.metrics = deps.metrics ?? NO_METRICS;
     this.catalog = deps.catalog;
     this.volumes = deps.volumes;
@@ -133,6 +144,7 @@ export class RentalService {
   }
 
   async rent(caller: Token, request: RentRequest, adoption?: Adoption): Promise<Rented> {
+    const answerBy = performance.now() + this.answerWithinMs;
     const digest = requestDigest(this.secrets, request);
     if (request.idempotencyKey) {
       const earlier = await this.storage.read((uow) => uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
@@ -240,12 +252,13 @@ export class RentalService {
     this.metrics.rentalCreated(provider.name);
     const bid = spot ? upstreamBidUsd(spot.bidCentsPerGpuHour * created.instance.gpuCount, this.market.settings.markupBps) : null;
     const launching = this.launch(provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] }, bid);
-    this.launching.set(created.instance.id, launching.catch(() => undefined));
-    try {
-      return { instance: await launching, replayed: false };
-    } finally {
-      this.launching.delete(created.instance.id);
-    }
+    const settled = launching.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.launching.set(created.instance.id, settled);
+    void settled.then(() => this.launching.delete(created.instance.id));
+    return { instance: await answeredBy(launching, answerBy, created.instance), replayed: false };
   }
 
   async list(tenantId: string, limit: number): Promise<Instance[]> {
@@ -299,10 +312,30 @@ export class RentalService {
     return instance.status === 'terminating' ? this.removeUpstream(instance) : instance;
   }
 
-  /** Terminates every live machine of the tenant (emergency stop, hold, breaker). */
+  /** Terminates every live machine of the tenant (emergency stop, hold), a few at a time per provider. */
   async terminateAll(tenantId: string): Promise<Instance[]> {
-    const live = await this.storage.read((uow) => uow.instances.live(tenantId));
-    return Promise.all(live.map((instance) => this.terminate(tenantId, instance.id)));
+    const stopped = await this.terminateAllOf([tenantId]);
+    if (stopped.errors.length > 0) throw new Error(stopped.errors.join('; '));
+    return stopped.terminated;
+  }
+
+  /**
+   * Terminates every live machine of these tenants (the breakers of a pass): billing ends for each, and the cloud
+   * is called a few machines at a time per provider, so a thousand machines neither go one by one nor all at once.
+   * A machine whose termination failed is listed in `errors` (it stays terminating or live for the next pass).
+   */
+  async terminateAllOf(tenantIds: readonly string[]): Promise<{ terminated: Instance[]; errors: string[] }> {
+    const live = (await Promise.all(tenantIds.map((tenantId) => this.storage.read((uow) => uow.instances.live(tenantId))))).flat();
+    const terminated: Instance[] = [];
+    const errors: string[] = [];
+    await inParallelBy(live, (instance) => instance.provider, this.providerConcurrency, async (instance) => {
+      try {
+        terminated.push(await this.terminate(instance.tenantId, instance.id));
+      } catch (error) {
+        errors.push(`instance ${instance.id}: ${messageOf(error)}`);
+      }
+    });
+    return { terminated, errors };
   }
 
   async reboot(tenantId: string, instanceId: string): Promise<Instance> {
@@ -481,6 +514,23 @@ export class RentalService {
     return { instance, replayed: true };
   }
 
+}
+
+/**
+ * The launch's outcome, or, when it takes past `answerBy` (real time), the committed instance as it is (provisioning):
+ * the create goes on and records its answer when it comes; a create that never answers is cut at its own deadline
+ * and settled by the reconciler as an ambiguous one. A caller never hangs on a slow cloud.
+ */
+async function answeredBy(launching: Promise<Instance>, answerBy: number, committed: Instance): Promise<Instance> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Instance>((resolve) => {
+    timer = setTimeout(() => resolve(committed), Math.max(0, answerBy - performance.now()));
+  });
+  try {
+    return await Promise.race([launching, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function splitNodeId(nodeId: string): [string, string] | [] {

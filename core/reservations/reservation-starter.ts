@@ -9,15 +9,18 @@ import type { Instance } from '../rentals/instance.ts';
 import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
 import type { Token } from '../tenancy/token.ts';
 import { ReservationNodes } from './nodes.ts';
-import { inParallel } from '../in-parallel.ts';
+import { drainQueue } from '../in-parallel.ts';
+import { providerOf } from '../market/offer.ts';
+import { Budget } from '../budget.ts';
 import { reservationEvent } from '../events/account-events.ts';
 import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
 import type { SearchFilterOf } from './reservation-service.ts';
 
 const HOUR_MS = 3_600_000;
-/** Reservations taken up per statement, and started at once (each rental waits on its provider's create). */
-const CLAIM_BATCH = 200;
+/** Reservations one runner starts at once per provider (each rental waits on its provider's create); taken as hands free up. */
 const CONCURRENCY = 8;
+/** A start called outside a pass (tests, tools) takes what is due for at most this long. */
+const STANDALONE_BUDGET_MS = 120_000;
 /** A start left half way (its process died) is taken up again after this long. */
 const STALE_CLAIM_MS = 10 * 60_000;
 /** How long after starts_at a start that could not reach a provider is retried before it fails. */
@@ -38,6 +41,8 @@ export interface StartReport {
   started: number;
   failed: number;
   errors: string[];
+  /** Starts still waiting on their cloud when the budget ended: each finishes by itself. */
+  leftRunning: number;
 }
 
 /**
@@ -55,8 +60,10 @@ export class ReservationStarter {
   private readonly searchFilter: SearchFilterOf;
   private readonly nodes: ReservationNodes;
   private readonly market: MarketService;
+  private readonly providerCount: number;
 
   constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+    this.providerCount = deps.providers.length;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
@@ -65,36 +72,51 @@ export class ReservationStarter {
     this.nodes = new ReservationNodes(deps.market, deps.providers);
   }
 
-  async startDue(): Promise<StartReport> {
-    const report: StartReport = { started: 0, failed: 0, errors: [] };
+  /**
+   * Takes due reservations one by one as hands free up (FOR UPDATE SKIP LOCKED: every runner, replica or daemon,
+   * shares the queue, and a reservation is started by one of them) and starts each, until none is left or the
+   * budget ends. A start whose cloud is slow holds one hand; the others go on.
+   */
+  async startDue(budget: Budget = Budget.of(STANDALONE_BUDGET_MS)): Promise<StartReport> {
+    const report: StartReport = { started: 0, failed: 0, errors: [], leftRunning: 0 };
     // those to retry next pass are not taken up again in this one
     const retried: string[] = [];
     let refreshed = false;
     // a token reserves many: read once a pass (the rental checks its chain again, under lock)
     const tokens = new Map<string, Promise<Token | null>>();
     const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
-    for (;;) {
-      const now = this.clock.now();
-      const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), CLAIM_BATCH, retried));
-      if (claimed.length === 0) return report;
-      // a search chooses among offers as they are now, not as the last refresh left them
-      if (!refreshed) await this.market.refreshDue();
-      refreshed = true;
-      await inParallel(claimed, CONCURRENCY, async (reservation) => {
+    const drained = await drainQueue<Reservation>({
+      // a slow cloud holds its own hands only: the other providers' starts go on beside it
+      hands: CONCURRENCY * Math.max(1, this.providerCount),
+      perLane: CONCURRENCY,
+      laneOf: (reservation) => providerOf(reservation.nodeId),
+      budget,
+      take: async (count, busy) => {
+        const now = this.clock.now();
+        const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), count, retried, busy));
+        // a search chooses among offers as they are now, not as the last refresh left them
+        if (claimed.length > 0 && !refreshed) {
+          refreshed = true;
+          await this.market.refreshDue();
+        }
+        return claimed;
+      },
+      run: async (reservation) => {
         try {
-          const outcome = await this.start(reservation, await tokenOf(reservation.tokenId), report);
+          const outcome = await this.start(reservation, await tokenOf(reservation.tokenId), report, retried);
           if (outcome === 'started') report.started++;
           else if (outcome === 'failed') report.failed++;
-          else if (outcome === 'retry') retried.push(reservation.id);
         } catch (error) {
           // left starting: a later pass takes it up again once its claim is stale
           report.errors.push(`reservation ${reservation.id}: ${messageOf(error)}`);
         }
-      });
-    }
+      },
+    });
+    report.leftRunning = drained.leftRunning;
+    return report;
   }
 
-  private async start(reservation: Reservation, caller: Token | null, report: StartReport): Promise<Outcome> {
+  private async start(reservation: Reservation, caller: Token | null, report: StartReport, retried: string[]): Promise<Outcome> {
     const now = this.clock.now();
     if (now.getTime() >= reservation.endsAt.getTime()) return this.fail(reservation, 'its window ended before a sweep could start it');
     if (!caller) return this.fail(reservation, 'the token that made it is gone');
@@ -127,6 +149,8 @@ export class ReservationStarter {
     if (missed) return this.fail(reservation, `${messageOf(last)}; ${noneLeft}`);
     if (transient(last) && now.getTime() < reservation.startsAt.getTime() + RETRY_FOR_MS) {
       report.errors.push(`reservation ${reservation.id}: ${messageOf(last)} (retried next pass)`);
+      // before it is scheduled again: this runner's next take must not find it
+      retried.push(reservation.id);
       await this.storage.transaction(async (uow) => {
         const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
         if (locked?.status === 'starting') await uow.reservations.update({ ...locked, status: 'scheduled' });

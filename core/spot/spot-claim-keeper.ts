@@ -10,12 +10,15 @@ import type { Token } from '../tenancy/token.ts';
 import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
 import { closeClaim } from './spot-claim-service.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
-import { inParallel } from '../in-parallel.ts';
+import { drainQueue } from '../in-parallel.ts';
+import { providerOf } from '../market/offer.ts';
+import { Budget } from '../budget.ts';
 
 const HOUR_MS = 3_600_000;
-/** Claims taken up per statement, and rented at once (each rental waits on its provider's create). */
-const CLAIM_BATCH = 200;
+/** Claims one runner keeps at once per provider (each rental waits on its provider's create); taken as hands free up. */
 const CONCURRENCY = 8;
+/** A pass called outside the sweep (tests, tools) keeps what is open for at most this long. */
+const STANDALONE_BUDGET_MS = 120_000;
 /** A claim a pass took up and left half way (its process died) is taken up again after this long. */
 const STALE_CLAIM_MS = 5 * 60_000;
 /** Offers a claim tries in turn in one pass when the one before is gone or dearer than the bid now. */
@@ -26,6 +29,8 @@ export interface SpotPassReport {
   preempted: number;
   expired: number;
   errors: string[];
+  /** Claims still waiting on their cloud when the budget ended: each finishes by itself. */
+  leftRunning: number;
 }
 
 /**
@@ -53,23 +58,38 @@ export class SpotClaimKeeper {
     this.searchFilter = deps.searchFilter;
   }
 
-  async pass(): Promise<SpotPassReport> {
-    const report: SpotPassReport = { rented: 0, preempted: 0, expired: 0, errors: [] };
+  /**
+   * Takes open claims one by one as hands free up, in id order (FOR UPDATE SKIP LOCKED: every runner shares them,
+   * and a claim is kept by one runner at a time), until none is left or the budget ends.
+   */
+  async pass(budget: Budget = Budget.of(STANDALONE_BUDGET_MS)): Promise<SpotPassReport> {
+    const report: SpotPassReport = { rented: 0, preempted: 0, expired: 0, errors: [], leftRunning: 0 };
     const finder = new SpotNodeFinder(this.market, this.providers, this.searchFilter);
     // a token claims many: read once a pass (the rental checks its chain again, under lock)
     const tokens = new Map<string, Promise<Token | null>>();
     const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
     let refreshed = false;
+    // each claim once a pass: the cursor only moves forward
     let after = '';
-    for (;;) {
-      const now = this.clock.now();
-      const taken = await this.storage.autocommit((uow) => uow.spotClaims.claimOpen(now, new Date(now.getTime() - STALE_CLAIM_MS), CLAIM_BATCH, after));
-      if (taken.length === 0) return report;
-      after = taken[taken.length - 1]!.id;
-      // offers as they are now, not as the last refresh left them
-      if (!refreshed) await this.market.refreshDue();
-      refreshed = true;
-      await inParallel(taken, CONCURRENCY, async (claim) => {
+    const drained = await drainQueue<SpotClaimView>({
+      // a slow cloud holds its own hands only: the other providers' claims go on beside it
+      hands: CONCURRENCY * Math.max(1, this.providers.length),
+      perLane: CONCURRENCY,
+      laneOf: (claim) => (claim.status === 'pending' ? providerOf(claim.nodeId) : null),
+      budget,
+      take: async (count, busy) => {
+        const now = this.clock.now();
+        const taken = await this.storage.autocommit((uow) => uow.spotClaims.claimOpen(now, new Date(now.getTime() - STALE_CLAIM_MS), count, after, busy));
+        if (taken.length === 0) return taken;
+        after = taken[taken.length - 1]!.id;
+        // offers as they are now, not as the last refresh left them
+        if (!refreshed) {
+          refreshed = true;
+          await this.market.refreshDue();
+        }
+        return taken;
+      },
+      run: async (claim) => {
         let lastError: string | null = null;
         try {
           lastError = await this.keep(claim, finder, tokenOf, report);
@@ -77,12 +97,19 @@ export class SpotClaimKeeper {
           lastError = messageOf(error);
           report.errors.push(`spot claim ${claim.id}: ${lastError}`);
         }
-        await this.storage.transaction(async (uow) => {
-          const locked = await uow.spotClaims.lock(claim.tenantId, claim.id);
-          if (locked) await uow.spotClaims.update({ ...locked, claimedAt: null, lastError: locked.status === 'pending' ? lastError : null });
-        });
-      });
-    }
+        try {
+          await this.storage.transaction(async (uow) => {
+            const locked = await uow.spotClaims.lock(claim.tenantId, claim.id);
+            if (locked) await uow.spotClaims.update({ ...locked, claimedAt: null, lastError: locked.status === 'pending' ? lastError : null });
+          });
+        } catch (error) {
+          // left claimed: a later pass takes it up again once its claim is stale
+          report.errors.push(`spot claim ${claim.id}: ${messageOf(error)}`);
+        }
+      },
+    });
+    report.leftRunning = drained.leftRunning;
+    return report;
   }
 
   /** One claim's turn; answers why it is left without a machine, if it is. */

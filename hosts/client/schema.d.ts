@@ -2596,7 +2596,7 @@ export interface components {
             pending_deposits: number;
         };
         SweepOut: {
-            /** @description false: another runner held the sweep, nothing was done. */
+            /** @description false: another runner held the money steps (they ran there); only the start steps, shared work, ran here. */
             ran: boolean;
             /** Format: date-time */
             at: string;
@@ -2643,6 +2643,22 @@ export interface components {
             errors: string[];
             /** @description The pass lost its lock and stopped before its next step. */
             lock_lost: boolean;
+            /** @description Each step that ran, in real time: the money steps first, then the starts. */
+            steps: {
+                /** @description `reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations` and `spot-claims` (side by side). */
+                name: string;
+                /** @description Real milliseconds into the pass when the step began. */
+                started_ms: number;
+                duration_ms: number;
+            }[];
+            /** @description The whole pass, in real milliseconds. */
+            duration_ms: number;
+            /** @description Calls to providers this process stopped waiting for at their deadline during the pass (a cut create is settled by the reconciler). */
+            calls_cut: number;
+            /** @description Starts still waiting on their cloud when the pass budget ended; they finish by themselves. */
+            starts_left_running: number;
+            /** @description At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried) has waited; null: none. */
+            oldest_due_start_seconds: number | null;
         };
         InstanceOut: {
             id: string;

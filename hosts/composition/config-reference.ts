@@ -117,7 +117,32 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
   {
     names: ["SWEEP"],
     default: "`on`",
-    meaning: "run the billing sweep every minute inside the server (`off` when `npm run sweep` runs it)",
+    meaning: "run the billing sweep every minute inside the server (`off` when `npm run sweep` runs it); every server and daemon running it takes a share of the due reservation and spot claim starts",
+  },
+  {
+    names: ["SWEEP_BUDGET_MS"],
+    default: "`50000`",
+    meaning: "real time one sweep pass may take (5000 to 120000): past it no further start is taken and no further cloud clean-up begun, they wait for the next pass; starts in flight finish by themselves. Keep it under a minute so a pass never makes the next one skip",
+  },
+  {
+    names: ["PROVIDER_CREATE_TIMEOUT_MS"],
+    default: "`60000`",
+    meaning: "longest the control plane waits for a cloud to answer a create (machine, spot machine, volume), at most 60000: past it the create counts as ambiguous, the instance stays `provisioning` and the sweep's reconciler adopts its machine by label or fails and refunds it",
+  },
+  {
+    names: ["PROVIDER_CALL_TIMEOUT_MS"],
+    default: "`30000`",
+    meaning: "longest it waits for any other cloud call (terminate, get, list, reboot, volumes, offers), at most 30000: past it the call counts as failed and the next pass tries again",
+  },
+  {
+    names: ["RENT_TIMEOUT_MS"],
+    default: "`60000`",
+    meaning: "longest `POST /v1/instances` (and a reservation or spot claim start) waits for the create, at most 60000: past it the answer is 201 with the instance `provisioning`, the first hour charged, while the create goes on",
+  },
+  {
+    names: ["PROVIDER_CONCURRENCY"],
+    default: "`4`",
+    meaning: "cloud calls at once per provider (1 to 32) in the sweep's reconcile and removals, and when breakers, emergency stops and holds stop an account's machines",
   },
   {
     names: ["ACCOUNT_MAX_BURN_USD_PER_HOUR"],

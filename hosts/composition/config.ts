@@ -44,8 +44,21 @@ export interface ControlPlaneConfig {
   metrics?: MetricsConfig;
   /** Outbound webhooks (DESIGN.md §15): the delivery worker and where endpoints may point. */
   webhooks?: WebhooksConfig;
+  /** Deadlines and parallelism of calls to the clouds (DESIGN.md §17). */
+  upstream?: UpstreamConfig;
   /** What one tenant may hold at the providers in volumes (VOLUME_MAX_GB_PER_TENANT). Default 10,000 GB. */
   volumes?: { maxGbPerTenant?: number };
+}
+
+export interface UpstreamConfig {
+  /** Longest a create (machine, spot machine, volume) is waited for (PROVIDER_CREATE_TIMEOUT_MS); at most and by default 60 000 ms. */
+  createTimeoutMs?: number;
+  /** Longest any other provider call is waited for (PROVIDER_CALL_TIMEOUT_MS); at most and by default 30 000 ms. */
+  callTimeoutMs?: number;
+  /** Longest POST /v1/instances waits for the create before answering 201 provisioning (RENT_TIMEOUT_MS); at most and by default 60 000 ms. */
+  rentTimeoutMs?: number;
+  /** Cloud calls at once per provider in reconcile, removals, breakers and stops (PROVIDER_CONCURRENCY). Default 4. */
+  concurrency?: number;
 }
 
 export interface WebhooksConfig {
@@ -81,6 +94,8 @@ export interface BillingConfig {
   defaultMaxBurnCentsPerHour?: number | null;
   /** Auto-recharge payments allowed in any rolling 24 hours. Default 3. */
   maxPaymentsPer24h?: number;
+  /** Real time one sweep pass may take (SWEEP_BUDGET_MS); at most 120 000 ms, default 50 000 (under the minute between passes). */
+  passBudgetMs?: number;
 }
 
 export interface MarketConfig {
@@ -157,6 +172,12 @@ const EnvSchema = z.object({
   WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   VOLUME_MAX_GB_PER_TENANT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
+  // the core's ceilings (core/upstream/call-deadlines.ts): configurable lower, never higher
+  PROVIDER_CREATE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60_000).default(60_000),
+  PROVIDER_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(30_000).default(30_000),
+  RENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60_000).default(60_000),
+  PROVIDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  SWEEP_BUDGET_MS: z.coerce.number().int().min(5_000).max(120_000).default(50_000),
   WEBHOOK_MAX_ENDPOINTS_PER_TENANT: z.coerce.number().int().min(1).max(100_000).default(20),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(2).max(4_000).default(256),
   WEBHOOK_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).max(4_000).default(50),
@@ -220,7 +241,18 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     metrics: { ...(e.METRICS_TOKEN && { token: e.METRICS_TOKEN }), ...(e.METRICS_PORT && { port: e.METRICS_PORT }) },
     ...(e.REDIS_URL && { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX } }),
     providers,
-    billing: { sweep: e.SWEEP === 'on', defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100, maxPaymentsPer24h: e.MAX_PAYMENTS_PER_24H },
+    billing: {
+      sweep: e.SWEEP === 'on',
+      defaultMaxBurnCentsPerHour: e.ACCOUNT_MAX_BURN_USD_PER_HOUR * 100,
+      maxPaymentsPer24h: e.MAX_PAYMENTS_PER_24H,
+      passBudgetMs: e.SWEEP_BUDGET_MS,
+    },
+    upstream: {
+      createTimeoutMs: e.PROVIDER_CREATE_TIMEOUT_MS,
+      callTimeoutMs: e.PROVIDER_CALL_TIMEOUT_MS,
+      rentTimeoutMs: e.RENT_TIMEOUT_MS,
+      concurrency: e.PROVIDER_CONCURRENCY,
+    },
     payments:
       paymentsKind === 'stripe' && e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET
         ? { kind: 'stripe', secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, ...(e.STRIPE_API_BASE && { apiBase: e.STRIPE_API_BASE }) }

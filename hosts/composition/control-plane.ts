@@ -24,7 +24,7 @@ import { MarketSummaryService } from '../../core/market/summary-service.ts';
 import { BillingService } from '../../core/billing/billing-service.ts';
 import { RentalService } from '../../core/rentals/rental-service.ts';
 import { AccountControl } from '../../core/billing/account-control.ts';
-import { SweepService } from '../../core/billing/sweep.ts';
+import { DEFAULT_PROVIDER_CONCURRENCY, SweepService } from '../../core/billing/sweep.ts';
 import { PaymentsService } from '../../core/billing/payments-service.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
@@ -75,6 +75,8 @@ import { searchFilterOf } from '../http/schemas/catalog.ts';
 import { PrometheusMetrics } from '../../adapters/metrics/prometheus-metrics.ts';
 import type { Metrics } from '../../core/ports/metrics.ts';
 import { instrumentedProvider } from './instrumented-provider.ts';
+import { CallDeadlines } from '../../core/upstream/call-deadlines.ts';
+import { asBackground } from '../../adapters/providers/shared/pacing.ts';
 import { readinessProbe } from './readiness.ts';
 import { monitoringRoutes } from '../http/routes/monitoring-routes.ts';
 import { observeWebhookDeliveries } from './webhook-metrics.ts';
@@ -251,7 +253,13 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const providers = overrides.wrapProvider ? built.providers.map(overrides.wrapProvider) : built.providers;
   // the simulated cloud itself (never a wrapper), for the operator's chaos routes
   const sandbox = built.providers.find((provider): provider is SandboxProvider => provider instanceof SandboxProvider) ?? null;
-  container.register<Provider[]>(TOKENS.providers, { useValue: providers.map((provider) => instrumentedProvider(provider, metrics)) });
+  // every call under its deadline, and a call cut there counted as the provider's failure
+  const deadlines = new CallDeadlines(
+    { ...(config.upstream?.createTimeoutMs !== undefined && { createMs: config.upstream.createTimeoutMs }), ...(config.upstream?.callTimeoutMs !== undefined && { callMs: config.upstream.callTimeoutMs }) },
+    (provider, operation) => metrics.providerCallCut(provider, operation),
+  );
+  const providerConcurrency = config.upstream?.concurrency ?? DEFAULT_PROVIDER_CONCURRENCY;
+  container.register<Provider[]>(TOKENS.providers, { useValue: providers.map((provider) => instrumentedProvider(deadlines.bound(provider), metrics)) });
   // on PostgreSQL several replicas may run: one lists each provider per interval and the others load its offers
   const sharedSnapshots = config.market?.sharedSnapshots ?? storage.target.kind === 'postgres';
   container.register(TOKENS.market, {
@@ -320,6 +328,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           catalog: c.resolve<CatalogService>(TOKENS.catalog),
           volumes: c.resolve<VolumeService>(TOKENS.volumes),
           metrics: c.resolve<Metrics>(TOKENS.metrics),
+          providerConcurrency,
+          ...(config.upstream?.rentTimeoutMs !== undefined && { answerWithinMs: config.upstream.rentTimeoutMs }),
         }),
     ),
   });
@@ -403,9 +413,14 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
             providers: c.resolve<Provider[]>(TOKENS.providers),
             searchFilter: searchFilterOf,
           }),
+          deadlines,
+          // the pass's calls wait behind a person's in each provider's pacer
+          background: asBackground,
           settings: {
             provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
             defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
+            providerConcurrency,
+            ...(config.billing?.passBudgetMs !== undefined && { passBudgetMs: config.billing.passBudgetMs }),
           },
         }),
     ),
@@ -505,7 +520,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     config.market?.backgroundRefresh === false
       ? null
       : new Cron('0 * * * * *', { protect: true, unref: true, catch: (error) => logger.error({ err: error }, 'market refresh failed') }, () =>
-          services.market.refreshDue(),
+          asBackground(() => services.market.refreshDue()),
         );
 
   const routes: RouteDef[] = [];

@@ -8,7 +8,8 @@ import { listenMetrics } from './metrics-server.ts';
 /**
  * The billing sweep as its own process (`npm run sweep`): every minute, or once with `--once`. It needs
  * PostgreSQL (DATABASE_URL): an embedded PGlite directory belongs to the server process, which runs the
- * sweep itself. Several daemons and servers may run; the advisory lock lets one pass run at a time.
+ * sweep itself. Several daemons and servers may run; the advisory lock lets one pass run its money steps at a time,
+ * and every one of them takes its share of the due starts (docs/operations.md, Slow clouds).
  */
 async function main(): Promise<void> {
   const config = configFromEnv();

@@ -3,13 +3,16 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { postgresReachable } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { Rng } from '../../adapters/providers/sandbox/prng.ts';
+import { parseSamples, valueOf } from '../support/prometheus.ts';
 
 /**
  * A simulated week (issue 9, "Done means"): tenants and their agents with capped tokens rent, retry with
  * their idempotency keys, forget machines and terminate around window ends, while the cloud misbehaves
  * (creates whose answer is lost with and without a machine made, terminations that fail or lie, machines
  * lost upstream, outages, stuck and failed provisioning, price changes, leftover labelled machines) and
- * sweeps run now and then, sometimes two at once on two replicas. Afterwards every instance cost exactly
+ * sweeps run now and then, sometimes two at once on two replicas. Creates take 0-10 s and now and then never
+ * answer, in a world whose real time runs 50 times faster than the cloud's (the deadlines scaled alike: a create
+ * is cut at 1.2 s for 60 s, the HTTP rent answers by 1.5 s). Afterwards every instance cost exactly
  * what the rules say, to the cent, no capped token paid past its cap, the books balance, and no labelled
  * machine is left upstream. WEEK_SEED replays one run.
  */
@@ -17,6 +20,9 @@ const SEED = Number(process.env.WEEK_SEED ?? 20261123);
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const WEEK = 7 * 24 * HOUR;
+/** Real time here is the cloud's divided by this: 10 s of create latency take 200 ms. */
+const TIME_SCALE = 50;
+const UPSTREAM = { createTimeoutMs: 60_000 / TIME_SCALE, rentTimeoutMs: 75_000 / TIME_SCALE };
 
 interface Agent {
   token: string;
@@ -45,10 +51,10 @@ interface Known {
 let world: RentalWorld;
 let replica: TestApi | null = null;
 beforeAll(async () => {
-  world = await rentalWorld({}, { faulty: true, sandbox: { offers: 1_500 } });
+  world = await rentalWorld({ upstream: UPSTREAM }, { faulty: true, sandbox: { offers: 1_500 } });
   // a second replica on the same database (PostgreSQL only: a PGlite directory belongs to one process)
   if (await postgresReachable()) {
-    replica = await startApi({ providers: [{ name: 'sandbox', config: { offers: 1_500 } }] }, { clock: world.clock, database: { target: world.api.plane.storage.target, drop: async () => undefined } });
+    replica = await startApi({ upstream: UPSTREAM, providers: [{ name: 'sandbox', config: { offers: 1_500 } }] }, { clock: world.clock, database: { target: world.api.plane.storage.target, drop: async () => undefined } });
   }
 });
 afterAll(async () => {
@@ -60,6 +66,9 @@ describe('a simulated week', () => {
   it('ends with every instance costing exactly what the rules say, no cap exceeded and nothing left upstream', async () => {
     const rng = new Rng(SEED);
     const faults = world.faults!;
+    // latencies from a stream of their own: creates run side by side, so their order of drawing is not the week's
+    const latencies = new Rng(SEED + 1);
+    faults.createLatencyMs = () => (latencies.int(0, 10_000) / TIME_SCALE) | 0;
     const cloud = world.sandbox.cloud;
     const apis = () => (replica ? [world.api, replica] : [world.api]);
     const api = () => rng.pick(apis());
@@ -198,6 +207,7 @@ describe('a simulated week', () => {
         const node = rng.pick(await nodes());
         await cloud.repriceOffer(node.id.slice('sandbox:'.length), (rng.int(20, 600) / 100).toFixed(2));
       } else if (roll < 81) await cloud.addForeignMachine(`ins_leftover${SEED.toString(36)}${steps}`);
+      else if (roll < 83) faults.hangNextCreates(1);
       // the sweep runs most minutes; a quiet stretch lets terminations land after window ends unswept
       world.clock.advance(rng.int(1, 40) * MINUTE);
       if (rng.chance(0.6)) await sweep();
@@ -205,6 +215,7 @@ describe('a simulated week', () => {
 
     // ---- wind down: the cloud behaves, every window closes, everything is ended and swept -----------
     faults.setOutage(false);
+    faults.createLatencyMs = 0;
     world.clock.advance(MINUTE);
     for (const tenant of tenants) {
       for (const instance of await liveOf(tenant)) {
@@ -221,6 +232,7 @@ describe('a simulated week', () => {
     await sweep();
 
     // ---- the judgement ---------------------------------------------------------------------------
+    const hangs = valueOf(parseSamples(await world.api.plane.metrics.render()), 'provider_calls_cut_total', { operation: 'createMachine' });
     expect(steps, 'the week ran').toBeGreaterThan(300);
     expect(known.size, 'rentals happened').toBeGreaterThan(40);
     // every retry with a key answers what the first request got, even a week later
@@ -309,5 +321,6 @@ describe('a simulated week', () => {
     expect(tally.started).toBeGreaterThan(10);
     expect(tally.failed + tally.neverStarted).toBeGreaterThan(0);
     expect(faults.calls.terminate).toBeGreaterThan(10);
+    expect(hangs, 'creates that never answered were cut at their deadline').toBeGreaterThan(0);
   }, 600_000);
 });

@@ -35,8 +35,16 @@ export class FaultyProvider implements Provider, Rebootable {
   private listingGate: { where: 'before-read' | 'after-read'; reached: () => void; open: Promise<void> } | null = null;
   private createGate: { reached: () => void; open: Promise<void> } | null = null;
   private volumeCreateGate: { reached: () => void; open: Promise<void> } | null = null;
+  private hangingCreates = 0;
+  private terminationsNow = 0;
   /** Calls the provider answered (or failed), for tests that count them. */
   readonly calls = { create: 0, terminate: 0, list: 0, listVolumes: 0, deleteVolume: 0 };
+  /** Real time each create (machine or spot) takes before the provider answers: a slow cloud. A function draws it per create. */
+  createLatencyMs: number | (() => number) = 0;
+  /** Real time each termination takes. */
+  terminateLatencyMs = 0;
+  /** The most terminations that were in flight at once. */
+  terminationsAtOnce = 0;
 
   constructor(inner: Provider & Partial<Rebootable>) {
     this.inner = inner;
@@ -109,6 +117,11 @@ export class FaultyProvider implements Provider, Rebootable {
     for (let i = 0; i < count; i++) this.terminateFaults.push(fault);
   }
 
+  /** The next `count` creates (machine or spot) never answer, and make nothing: a cloud that hangs. */
+  hangNextCreates(count: number): void {
+    this.hangingCreates += count;
+  }
+
   /** The next `count` reads of one machine (getMachine) fail as a transient error would. */
   failNextMachineReads(count: number): void {
     this.machineReadFailures += count;
@@ -170,6 +183,12 @@ export class FaultyProvider implements Provider, Rebootable {
       gate.reached();
       await gate.open;
     }
+    if (this.hangingCreates > 0) {
+      this.hangingCreates--;
+      return new Promise<Machine>(() => undefined);
+    }
+    const latency = typeof this.createLatencyMs === 'function' ? this.createLatencyMs() : this.createLatencyMs;
+    if (latency > 0) await sleep(latency);
     this.calls.create++;
     const fault = this.createFaults.shift();
     if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', 'create timed out; nothing was made');
@@ -205,10 +224,17 @@ export class FaultyProvider implements Provider, Rebootable {
 
   async terminateMachine(machineId: string): Promise<void> {
     this.calls.terminate++;
-    const fault = this.terminateFaults.shift();
-    if (fault === 'fails') throw new ProviderFailure(this.name, 'unavailable', `terminate ${machineId}: 503 from upstream`);
-    if (fault === 'lies') return;
-    await this.inner.terminateMachine(machineId);
+    this.terminationsNow++;
+    this.terminationsAtOnce = Math.max(this.terminationsAtOnce, this.terminationsNow);
+    try {
+      if (this.terminateLatencyMs > 0) await sleep(this.terminateLatencyMs);
+      const fault = this.terminateFaults.shift();
+      if (fault === 'fails') throw new ProviderFailure(this.name, 'unavailable', `terminate ${machineId}: 503 from upstream`);
+      if (fault === 'lies') return;
+      await this.inner.terminateMachine(machineId);
+    } finally {
+      this.terminationsNow--;
+    }
   }
 
   async rebootMachine(machineId: string): Promise<void> {
@@ -220,6 +246,8 @@ export class FaultyProvider implements Provider, Rebootable {
     if (this.outage) throw new ProviderFailure(this.name, 'unavailable', `${operation}: the provider cannot be reached`);
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A gate a test opens: `reached` resolves when something waits at it, `open` lets it through. */
 function makeGate() {

@@ -18,6 +18,15 @@ describe('configuration from the environment', () => {
     expect(config.market).not.toHaveProperty('rentalsOpen'); // decided from the providers
   });
 
+  it('bounds every cloud call and the sweep pass: the ceilings by default, lower when set', () => {
+    expect(configFromEnv({})).toMatchObject({
+      upstream: { createTimeoutMs: 60_000, callTimeoutMs: 30_000, rentTimeoutMs: 60_000, concurrency: 4 },
+      billing: { passBudgetMs: 50_000 },
+    });
+    const lower = configFromEnv({ PROVIDER_CREATE_TIMEOUT_MS: '20000', PROVIDER_CALL_TIMEOUT_MS: '5000', RENT_TIMEOUT_MS: '15000', PROVIDER_CONCURRENCY: '8', SWEEP_BUDGET_MS: '120000' });
+    expect(lower).toMatchObject({ upstream: { createTimeoutMs: 20_000, callTimeoutMs: 5_000, rentTimeoutMs: 15_000, concurrency: 8 }, billing: { passBudgetMs: 120_000 } });
+  });
+
   it('uses Stripe when both of its secrets are set, the embedded processor otherwise', () => {
     expect(configFromEnv({}).payments).toEqual({ kind: 'manual' });
     expect(configFromEnv({ STRIPE_SECRET_KEY: 'sk_live_abc123', STRIPE_WEBHOOK_SECRET: 'whsec_def456' }).payments).toEqual({
@@ -101,6 +110,11 @@ describe('configuration from the environment', () => {
     ['MAX_PAYMENTS_PER_24H', '0'],
     ['PAYMENTS', 'card'],
     ['PUBLIC_URL', 'gpus.example.com'],
+    ['PROVIDER_CREATE_TIMEOUT_MS', '90000'],
+    ['PROVIDER_CALL_TIMEOUT_MS', '45000'],
+    ['RENT_TIMEOUT_MS', '61000'],
+    ['PROVIDER_CONCURRENCY', '0'],
+    ['SWEEP_BUDGET_MS', '180000'],
   ])('stops on a bad %s with a message naming it', (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => configFromEnv({ [name]: value })).toThrow(new RegExp(name));

@@ -95,18 +95,19 @@ export class MikroReservationStore implements ReservationStore {
     return rows.map(toView);
   }
 
-  async claimDue(now: Date, staleBefore: Date, limit: number, except: readonly string[]): Promise<Reservation[]> {
+  async claimDue(now: Date, staleBefore: Date, limit: number, except: readonly string[], busyProviders: readonly string[] = []): Promise<Reservation[]> {
     const rows = await this.em.execute<Row[]>(
       `update reservations r set status = 'starting', claimed_at = ?
         where r.id in (
           select id from reservations
            where status in ('scheduled', 'starting') and starts_at <= ?
              and ((status = 'scheduled' and id <> all(?::text[])) or (status = 'starting' and claimed_at < ?))
+             and (node_id is null or split_part(node_id, ':', 1) <> all(?::text[]))
            order by starts_at, id
            limit ?
            for update skip locked)
         returning ${SELECT}`,
-      [now, now, textArray(except), staleBefore, limit],
+      [now, now, textArray(except), staleBefore, textArray(busyProviders), limit],
     );
     return rows.map(toReservation).sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime() || (a.id < b.id ? -1 : 1));
   }

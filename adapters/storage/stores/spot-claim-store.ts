@@ -3,7 +3,7 @@ import type { TemplateSearch } from '../../../core/catalog/records.ts';
 import type { SpotClaimStore } from '../../../core/ports/spot-claim-storage.ts';
 import type { InstanceStatus } from '../../../core/rentals/instance.ts';
 import type { SpotClaim, SpotClaimView, StoredSpotClaimStatus } from '../../../core/spot/spot-claim.ts';
-import { date, dateOrNull, num, numOrNull, textOrNull, type Row } from './sql-rows.ts';
+import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
 const COLUMNS = [
   'id', 'tenant_id', 'token_id', 'name', 'status', 'node_id', 'search', 'gpu_type', 'gpu_count', 'bid_cents_per_gpu_hour', 'hours', 'ends_at',
@@ -84,7 +84,7 @@ export class MikroSpotClaimStore implements SpotClaimStore {
     return rows.map(toView);
   }
 
-  async claimOpen(now: Date, staleBefore: Date, limit: number, afterId: string): Promise<SpotClaimView[]> {
+  async claimOpen(now: Date, staleBefore: Date, limit: number, afterId: string, busyProviders: readonly string[] = []): Promise<SpotClaimView[]> {
     const rows = await this.em.execute<Row[]>(
       `with taken as (
          update spot_claims t set claimed_at = ?
@@ -93,12 +93,13 @@ export class MikroSpotClaimStore implements SpotClaimStore {
              where s.status in ('pending', 'active') and s.id > ?
                and (s.status = 'pending' or m.status not in ('provisioning', 'running', 'rebooting') or s.ends_at <= ?)
                and (s.claimed_at is null or s.claimed_at < ?)
+               and (s.status <> 'pending' or s.node_id is null or split_part(s.node_id, ':', 1) <> all(?::text[]))
              order by s.id
              limit ?
              for update of s skip locked)
          returning t.id)
        ${VIEW} where c.id in (select id from taken) order by c.id`,
-      [now, afterId, now, staleBefore, limit],
+      [now, afterId, now, staleBefore, textArray(busyProviders), limit],
     );
     return rows.map(toView);
   }

@@ -104,4 +104,16 @@ export class MikroSweepStore implements SweepStore {
     if (instanceIds.length === 0) return;
     await this.em.execute(`update instances set last_seen_at = ? where id = any(?::text[])`, [at, textArray(instanceIds)]);
   }
+
+  async oldestDueStart(now: Date): Promise<Date | null> {
+    const [row] = await this.em.execute<Row[]>(
+      `select least(
+         (select min(starts_at) from reservations where status = 'scheduled' and starts_at <= ?),
+         (select min(created_at) from spot_claims
+           where status = 'pending' and claimed_at is null and last_error is null and instance_id is null and machines = 0)
+       ) as oldest`,
+      [now],
+    );
+    return row?.oldest ? new Date(row.oldest as string | Date) : null;
+  }
 }

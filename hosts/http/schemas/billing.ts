@@ -231,7 +231,7 @@ export const StopOut = z
 
 export const SweepOut = z
   .object({
-    ran: z.boolean().meta({ description: 'false: another runner held the sweep, nothing was done.' }),
+    ran: z.boolean().meta({ description: 'false: another runner held the money steps (they ran there); only the start steps, shared work, ran here.' }),
     at: dateTimeOut(),
     blocks_paid: z.int(),
     removals: z.int(),
@@ -257,6 +257,22 @@ export const SweepOut = z
     conflicts: z.array(z.string()).meta({ description: 'Items left for an operator (a checkout paid with another amount: see GET /v1/operator/deposits).' }),
     errors: z.array(z.string()).meta({ description: 'Items that failed this pass and are retried next pass; the others carried on.' }),
     lock_lost: z.boolean().meta({ description: 'The pass lost its lock and stopped before its next step.' }),
+    steps: z
+      .array(
+        z.object({
+          name: z.string().meta({ description: '`reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations` and `spot-claims` (side by side).' }),
+          started_ms: z.int().meta({ description: 'Real milliseconds into the pass when the step began.' }),
+          duration_ms: z.int(),
+        }),
+      )
+      .meta({ description: 'Each step that ran, in real time: the money steps first, then the starts.' }),
+    duration_ms: z.int().meta({ description: 'The whole pass, in real milliseconds.' }),
+    calls_cut: z.int().meta({ description: 'Calls to providers this process stopped waiting for at their deadline during the pass (a cut create is settled by the reconciler).' }),
+    starts_left_running: z.int().meta({ description: 'Starts still waiting on their cloud when the pass budget ended; they finish by themselves.' }),
+    oldest_due_start_seconds: z
+      .int()
+      .nullable()
+      .meta({ description: 'At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried) has waited; null: none.' }),
   })
   .meta({ id: 'SweepOut' });
 
@@ -293,6 +309,11 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
   conflicts: r.conflicts,
   errors: r.errors,
   lock_lost: r.lockLost,
+  steps: r.steps.map((step) => ({ name: step.name, started_ms: step.startedMs, duration_ms: step.durationMs })),
+  duration_ms: r.durationMs,
+  calls_cut: r.callsCut,
+  starts_left_running: r.startsLeftRunning,
+  oldest_due_start_seconds: r.oldestDueStartSeconds,
 });
 
 export const CheckoutCreate = z

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pacer, pause, retryAfterMs } from '../../../adapters/providers/shared/pacing.ts';
+import { asBackground, callPriority, Pacer, pause, retryAfterMs } from '../../../adapters/providers/shared/pacing.ts';
 
 const aborted = () => new Error('aborted by the caller');
 
@@ -20,6 +20,31 @@ describe('provider pacing helpers', () => {
     await Promise.all(Array.from({ length: 3 }, () => pacer.wait(undefined, aborted).then(() => started.push(performance.now()))));
     expect(started[1]! - started[0]!).toBeGreaterThanOrEqual(35);
     expect(started[2]! - started[1]!).toBeGreaterThanOrEqual(35);
+  });
+
+  it('lets a person go ahead of the background callers already waiting, and keeps each kind in order', async () => {
+    const pacer = new Pacer(30);
+    const order: string[] = [];
+    await pacer.wait(undefined, aborted); // the slot now is taken: everyone below waits
+    const background = [0, 1, 2].map((i) => asBackground(() => pacer.wait(undefined, aborted).then(() => void order.push(`sweep ${i}`))));
+    const people = [0, 1].map((i) => pacer.wait(undefined, aborted).then(() => void order.push(`person ${i}`)));
+    await Promise.all([...background, ...people]);
+    expect(order).toEqual(['person 0', 'person 1', 'sweep 0', 'sweep 1', 'sweep 2']);
+    expect(callPriority()).toBe('interactive');
+    expect(await asBackground(async () => callPriority())).toBe('background');
+  });
+
+  it('a waiter whose caller aborts leaves the queue; the next one gets its slot', async () => {
+    const pacer = new Pacer(30);
+    await pacer.wait(undefined, aborted);
+    const controller = new AbortController();
+    const leaving = pacer.wait(controller.signal, aborted);
+    const staying = pacer.wait(undefined, aborted);
+    controller.abort();
+    await expect(leaving).rejects.toThrow('aborted by the caller');
+    const before = performance.now();
+    await staying;
+    expect(performance.now() - before).toBeLessThan(60);
   });
 
   it("rejects a pause with the client's own error when the caller aborts", async () => {
