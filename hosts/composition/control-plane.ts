@@ -173,7 +173,7 @@ export interface ControlPlaneOverrides {
 /** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
 const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
-/** Auto-recharge payments allowed in any rolling 24 hours (DESIGN.md §3); payments arrive in a later issue. */
+/** Auto-recharge payments allowed in any rolling 24 hours (docs/decisions.md, "Payments"). */
 const MAX_PAYMENTS_PER_24H = 3;
 /**
  * Sign-in throttles (docs/decisions.md, "Sign-in throttles"): in 15 minutes, 10 failed sign-ins per email and
