@@ -249,7 +249,8 @@ describe('the console', () => {
     await page.getByRole('button', { name: `Rent for ${rate} now` }).click();
     await page.waitForURL('**/console/instances**');
     const card = page.locator('li.instance', { hasText: 'trainer' });
-    await expect.poll(() => card.locator('.status').textContent()).toBe('provisioning');
+    // the instances page loads after the navigation: on a loaded machine that takes more than the 1 s default
+    await expect.poll(() => card.locator('.status').textContent(), { timeout: 15_000 }).toBe('provisioning');
     await check('instances-provisioning');
 
     api.clock.advance(21_000); // the sandbox's 20 s start, on the server's clock; the page polls by itself
