@@ -2644,6 +2644,11 @@ export interface components {
             terminated_at: string | null;
             ssh_host: string | null;
             ssh_port: number | null;
+            /**
+             * @description The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds); null for a provider this server does not know.
+             * @example root
+             */
+            ssh_user: string | null;
             idempotency_key: string | null;
             /** @description Why the rental failed (status failed); it cost nothing. */
             failure: string | null;

@@ -259,6 +259,18 @@ describe('the console', () => {
     await card.getByRole('button', { name: /Copy the ssh command/ }).click();
     expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(ssh);
     await expect.poll(() => card.locator('.ssh .copied').textContent()).toBe('Copied');
+    // the login user is the one the instance states (ssh_user): another provider's shows as the API says it
+    const stated = (await api.call('GET', '/v1/instances', { token: (await session())! })).body as { name: string; ssh_user: string; ssh_host: string; ssh_port: number }[];
+    const trainer = stated.find((i) => i.name === 'trainer')!;
+    expect(ssh).toBe(`ssh -p ${trainer.ssh_port} ${trainer.ssh_user}@${trainer.ssh_host}`);
+    await page.route('**/v1/instances', async (route) => {
+      const response = await route.fetch();
+      const listed = (await response.json()) as { ssh_user: string | null }[];
+      await route.fulfill({ response, json: listed.map((i) => ({ ...i, ssh_user: 'ubuntu' })) });
+    });
+    await expect.poll(() => card.locator('.ssh code').textContent(), { timeout: 15_000 }).toBe(`ssh -p ${trainer.ssh_port} ubuntu@${trainer.ssh_host}`);
+    await page.unroute('**/v1/instances');
+    await expect.poll(() => card.locator('.ssh code').textContent(), { timeout: 15_000 }).toBe(ssh);
     await check('instances-running');
 
     await card.getByRole('button', { name: 'Reboot' }).click();
