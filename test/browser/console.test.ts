@@ -183,6 +183,8 @@ describe('the console', () => {
     expect(types.length).toBeGreaterThan(0);
     for (const t of types) expect(t.startsWith(gpuType)).toBe(true);
     await expect(page.locator('.providers').textContent()).resolves.toContain('sandbox');
+    // the Provider filter's hint names the providers the server enables (GET /v1/providers): here the sandbox alone
+    await expect.poll(() => page.locator('.filters .hint', { hasText: /^provider: / }).textContent()).toBe('provider: one of sandbox');
     // the chosen GPU type's price history: the snapshot taken at start is its first hour
     await expect.poll(() => page.getByRole('heading', { name: `Price history: ${gpuType}` }).count()).toBe(1);
     await expect.poll(async () => (await page.locator('.history-summary').textContent()) ?? '').toMatch(/Lowest verified price per GPU hour over these \d+ points/);
@@ -232,6 +234,9 @@ describe('the console', () => {
     await page.getByLabel('Ports').fill('http');
     await page.getByRole('button', { name: 'Save template' }).click();
     await expect.poll(() => page.locator('#templates').getByRole('alert').textContent()).toBe('"http" is not a port number');
+    // a volume is made at a provider that hosts them: the server's (GET /v1/providers) is the default and the hint
+    await expect.poll(() => page.getByLabel('Volume provider').inputValue()).toBe('sandbox');
+    expect(await page.locator('#volumes .hint', { hasText: 'with volumes here' }).textContent()).toBe('with volumes here: sandbox');
     await check('library');
 
     await page.getByRole('link', { name: 'Market' }).click();

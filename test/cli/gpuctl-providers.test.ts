@@ -11,8 +11,9 @@ import { sshKeygen } from '../support/ssh-keys.ts';
 import { gpuctl, type Gpuctl } from './run-gpuctl.ts';
 
 /**
- * gpuctl's ssh command takes its user from the instance (`ssh_user`), so a machine on a cloud whose login is not
- * root gets the right command: the real gpuctl process against a server with the sandbox and a Lambda fake.
+ * What gpuctl knows of providers comes from the server: the ssh command's user from the instance (`ssh_user`), so a
+ * machine on a cloud whose login is not root gets the right command, and `gpuctl providers` from GET /v1/providers.
+ * The real gpuctl process against a server with the sandbox, a Lambda fake and a provider the registry does not know.
  */
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -77,5 +78,19 @@ describe('the ssh command gpuctl prints', () => {
     expect(machine.ssh_user).toBeNull();
     expect(run.stdout).toContain(`\nssh -p ${machine.ssh_port} ${machine.ssh_host}\n`);
     expect((await cli.run(['show', id])).stdout).toMatch(new RegExp(`^ssh:\\s+ssh -p ${machine.ssh_port} ${machine.ssh_host.replace(/\./g, '\\.')}$`, 'm'));
+  });
+});
+
+describe('gpuctl providers', () => {
+  it("lists the server's providers with their SSH user, volumes and operations; --json is the API's answer", async () => {
+    const run = await cli.run(['providers']);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^PROVIDER\s+SSH USER\s+VOLUMES\s+SUPPORTS$/);
+    expect(lines[1]).toMatch(/^sandbox\s+root\s+yes\s+terminate, reboot, schedule_removal, spot, /);
+    expect(lines[2]).toMatch(/^lambda\s+ubuntu\s+yes\s+terminate, reboot, schedule_removal, ssh_keys, volumes$/);
+    expect(lines[3]).toMatch(/^elsewhere\s+-\s+no\s+terminate, schedule_removal, /);
+    const asJson = await cli.run(['providers', '--json']);
+    expect(JSON.parse(asJson.stdout)).toEqual((await api.call('GET', '/v1/providers', { token })).body);
   });
 });

@@ -9,8 +9,9 @@ import { renamedProvider } from '../support/renamed-provider.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
 
 /**
- * An instance states the user its provider's machines log in as (`ssh_user`), from the provider's module in the
- * registry: a client builds the ssh command from the instance alone, whichever cloud it runs on.
+ * What the server says of its providers, from the registry and the adapters, so no client keeps a list of its own:
+ * the user an instance's machine logs in as (`ssh_user`), and the enabled providers with what each supports
+ * (GET /v1/providers). Three providers: the sandbox, a Lambda fake, and one the registry does not know.
  */
 let lambda: FakeLambda;
 let api: TestApi;
@@ -60,5 +61,29 @@ describe('ssh_user of an instance', () => {
     expect(Object.fromEntries(PROVIDER_MODULES.map((m) => [m.name, sshUserOf(m.name)]))).toEqual({ sandbox: 'root', vast: 'root', runpod: 'root', lambda: 'ubuntu' });
     const unknown = await rentOn('elsewhere');
     expect(unknown).toMatchObject({ provider: 'elsewhere', status: 'running', ssh_host: expect.any(String), ssh_user: null });
+  });
+});
+
+describe('GET /v1/providers', () => {
+  it('lists the enabled providers in configuration order, with their SSH user, volumes and what they support', async () => {
+    const answer = await api.call('GET', '/v1/providers', { token });
+    expect(answer.status).toBe(200);
+    expect(answer.body.providers.map((p: { name: string }) => p.name)).toEqual(['sandbox', 'lambda', 'elsewhere']);
+    const [sandbox, vm, unknown] = answer.body.providers;
+    expect(sandbox).toMatchObject({ ssh_user: 'root', volumes: true, supported_operations: ['terminate', 'reboot', 'schedule_removal', 'spot', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes'] });
+    expect(sandbox.extra_filter_keys).toEqual(expect.arrayContaining(['reliability', 'cuda']));
+    expect(vm).toEqual({ name: 'lambda', ssh_user: 'ubuntu', volumes: true, supported_operations: ['terminate', 'reboot', 'schedule_removal', 'ssh_keys', 'volumes'], extra_filter_keys: expect.any(Array) });
+    // only the Provider port: no reboot, spot or volumes, and no login user the server knows
+    expect(unknown).toMatchObject({ ssh_user: null, volumes: false, supported_operations: ['terminate', 'schedule_removal', 'custom_image', 'registry_auth', 'command', 'env', 'ports', 'startup_script', 'ssh_keys', 'volumes'] });
+    // each node's supported_operations are its provider's
+    const nodes = (await api.call('GET', '/v1/gpus?limit=1000', { token })).body.nodes as { provider: string; supported_operations: string[] }[];
+    for (const provider of answer.body.providers) {
+      const node = nodes.find((n) => n.provider === provider.name)!;
+      expect(node.supported_operations, provider.name).toEqual(provider.supported_operations);
+    }
+  });
+
+  it('needs a token', async () => {
+    expect((await api.call('GET', '/v1/providers')).status).toBe(401);
   });
 });
