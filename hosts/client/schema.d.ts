@@ -2343,7 +2343,7 @@ export interface components {
             rentals_open: boolean;
         };
         NodeOut: {
-            /** @description Provider-scoped and stable, e.g. vast:123456; pass it as node_id to rent. */
+            /** @description Provider-scoped and stable, `<provider>:<its offer id>`; pass it as node_id to rent. */
             id: string;
             provider: string;
             /** @description GPU family, e.g. H100. */

@@ -30,7 +30,7 @@ export interface SandboxConfig {
   terminatedRetentionMs?: number;
   /** Milliseconds since the epoch (default Date.now); inject one to move machines on without sleeping. */
   clock?: () => number;
-  /** What a volume costs, exact decimal USD per GB-month, in every region (default "0.07", RunPod's network volume price). */
+  /** What a volume costs, exact decimal USD per GB-month, in every region (default "0.07", a common network volume price). */
   volumePriceUsdPerGbMonth?: string;
 }
 

@@ -121,7 +121,7 @@ export const toMarketFilter = (query: FilterQuery): MarketFilter => ({
 
 export const NodeOut = z
   .object({
-    id: z.string().meta({ description: 'Provider-scoped and stable, e.g. vast:123456; pass it as node_id to rent.' }),
+    id: z.string().meta({ description: 'Provider-scoped and stable, `<provider>:<its offer id>`; pass it as node_id to rent.' }),
     provider: z.string(),
     gpu_type: z.string().meta({ description: 'GPU family, e.g. H100.' }),
     gpu_model: z.string(),
