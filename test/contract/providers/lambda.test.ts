@@ -442,7 +442,9 @@ describe('lambda adapter', () => {
 
   describe('pacing', () => {
     it('spaces concurrent calls so a 1-per-interval limit never answers 429', async () => {
-      const provider = await open({ minIntervalMs: 60, retries: 0 });
+      // 30 ms of margin between our spacing and the fake's limit: a request's way to the fake varies by a few ms
+      // (a new connection, a busy machine), and the pacer spaces departures, not arrivals
+      const provider = await open({ minIntervalMs: 80, retries: 0 });
       fake.state.rateLimitMs = 50;
       await Promise.all([provider.listOffers(), provider.listMachines(), provider.getMachine('4'.repeat(32)), provider.listOffers()]);
       const times = fake.state.requests.map((r) => r.at);
