@@ -14,7 +14,7 @@ import { refuseNewerSchema, underAdvisoryLock } from './migration-lock.ts';
 import { MikroAccountStore } from './stores/account-store.ts';
 import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
-import { MikroAuthFailureStore, MikroDeviceFlowStore, MikroIdentityLinkStore } from './stores/identity-store.ts';
+import { MikroAuthFailureStore, MikroDeviceFlowStore, MikroIdentityLinkStore, MikroMailSendStore } from './stores/identity-store.ts';
 import { MikroLedgerStore } from './stores/ledger-store.ts';
 import { MikroMarketSummaryStore } from './stores/market-summary-store.ts';
 import { MikroUsageStore } from './stores/metering-usage-store.ts';
@@ -82,6 +82,7 @@ const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   identities: new MikroIdentityLinkStore(em),
   deviceFlows: new MikroDeviceFlowStore(em),
   authFailures: new MikroAuthFailureStore(em),
+  mailSends: new MikroMailSendStore(em),
   tenants: new MikroTenantStore(em),
   tokens: new MikroTokenStore(em),
   marketSummary: new MikroMarketSummaryStore(em),

@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'auto_recharge.failed',
   'reservation.started',
   'reservation.failed',
+  'identity.linked',
+  'identity.unlinked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

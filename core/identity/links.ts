@@ -1,9 +1,17 @@
-/** An identity (provider, subject) linked to the tenant it signs in to. */
+export const IDENTITY_ID_PREFIX = 'idn';
+
+/** An identity (provider, subject) linked to the tenant it signs in to: one of the tenant's people. */
 export interface IdentityLink {
+  /** How the tenant lists and removes it (GET and DELETE /v1/identities). */
+  id: string;
   provider: string;
   subject: string;
   tenantId: string;
   email: string | null;
+  /** The handle at the provider (GitHub's login), shown beside or instead of the address. */
+  login: string | null;
+  /** The token whose bearer linked the person into the tenant; null: their first sign-in made the tenant, or an operator invited them. */
+  linkedByTokenId: string | null;
   createdAt: Date;
 }
 

@@ -1,17 +1,21 @@
-import { DomainError, notFound, rateLimited, upstreamUnavailable } from '../errors.ts';
+import { DomainError, notFound, upstreamUnavailable } from '../errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { CodeHost, DeviceStart } from '../ports/code-host.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
-import type { CodeSent, Identity, IdentityRef } from '../ports/identity.ts';
+import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../ports/identity.ts';
+import type { MailAllowance } from '../ports/mailer.ts';
+import { maskAddress } from './addresses.ts';
+import { FailureThrottle, isWrongCode, isWrongPassword, type ThrottleSettings } from './failure-throttle.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
-import type { DeviceFlow } from './links.ts';
-import type { Token } from '../tenancy/token.ts';
+import { IDENTITY_ID_PREFIX, type DeviceFlow, type IdentityLink } from './links.ts';
+import { identityLinkedEvent } from '../events/identity-events.ts';
+import type { PeopleService } from './people-service.ts';
+import { linksPeople, type Token } from '../tenancy/token.ts';
 
 export interface SignInSettings {
-  /** Failed sign-ins (and, apart, failed code tries) one email may have within the window before 429. */
-  failureLimit: number;
-  failureWindowMs: number;
+  /** Failed sign-ins and wrong codes allowed before 429 (docs/decisions.md, "Sign-in throttles"). */
+  throttle: ThrottleSettings;
 }
 
 /** A console session handed to a person: the bearer secret (shown once) and where it leads. */
@@ -36,8 +40,6 @@ export interface Invited {
   status: 'invited';
 }
 
-const emailKey = (email: string): string => email.trim().toLowerCase();
-
 /** An identity found to belong elsewhere while linking: the transaction is rolled back and re-read. */
 class LinkedMeanwhile extends Error {}
 
@@ -56,9 +58,23 @@ export class SignInService {
   private readonly tenancy: TenancyService;
   private readonly identity: Identity;
   private readonly codeHost: CodeHost | null;
-  private readonly settings: SignInSettings;
+  private readonly throttle: FailureThrottle;
+  private readonly allowance: MailAllowance;
+  private readonly people: PeopleService;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tenancy: TenancyService; identity: Identity; codeHost: CodeHost | null; settings: SignInSettings }) {
+  /** `people`: tells a tenant's people of each person linked in; it takes from the same mail `allowance`. */
+  constructor(deps: {
+    storage: Storage;
+    clock: Clock;
+    ids: Ids;
+    secrets: Secrets;
+    tenancy: TenancyService;
+    identity: Identity;
+    codeHost: CodeHost | null;
+    people: PeopleService;
+    allowance: MailAllowance;
+    settings: SignInSettings;
+  }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
@@ -66,7 +82,9 @@ export class SignInService {
     this.tenancy = deps.tenancy;
     this.identity = deps.identity;
     this.codeHost = deps.codeHost;
-    this.settings = deps.settings;
+    this.throttle = new FailureThrottle({ storage: deps.storage, clock: deps.clock, settings: deps.settings.throttle });
+    this.allowance = deps.allowance;
+    this.people = deps.people;
   }
 
   /** AuthConfigOut: the identity provider's public settings (never a secret), and the device flow when a code host is configured. */
@@ -79,15 +97,15 @@ export class SignInService {
   }
 
   signUp(email: string, password: string): Promise<CodeSent> {
-    return this.idp('sign up', () => this.identity.signUp(email, password));
+    return this.mayMail(email, () => this.idp('sign up', () => this.identity.signUp(email, password)));
   }
 
   resendCode(email: string): Promise<CodeSent> {
-    return this.idp('send a code', () => this.identity.resendCode(email));
+    return this.mayMail(email, () => this.idp('send a code', () => this.identity.resendCode(email)));
   }
 
   forgotPassword(email: string): Promise<CodeSent> {
-    return this.idp('send a code', () => this.identity.forgotPassword(email));
+    return this.mayMail(email, () => this.idp('send a code', () => this.identity.forgotPassword(email)));
   }
 
   confirmEmail(email: string, code: string): Promise<void> {
@@ -99,38 +117,29 @@ export class SignInService {
    * tenant, with the tokens those sessions issued): whoever stole a session loses it with the old password.
    */
   async resetPassword(email: string, code: string, newPassword: string): Promise<void> {
-    let identity: IdentityRef | undefined;
-    await this.codeTry(email, async () => {
-      identity = await this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword));
-    });
-    await this.tenancy.endSessionsOf(identity!);
+    const identity = await this.codeTry(email, () => this.idp('reset the password', () => this.identity.resetPassword(email, code, newPassword)));
+    await this.tenancy.endSessionsOf(identity);
   }
 
-  /** Email and password: a session, or the new-password step of an invited user. */
-  async signIn(caller: Token | null, email: string, password: string): Promise<SignInResult> {
-    this.mayLink(caller);
-    const outcome = await this.checkPassword(email, password);
+  /** Email and password: a session, or the new-password step of an invited user. `client`: the caller's address. */
+  async signIn(caller: Token | null, email: string, password: string, client: string): Promise<SignInResult> {
+    await this.mayLink(caller);
+    const outcome = await this.checkPassword(email, password, client);
     if (outcome.kind === 'new_password_required') return { status: 'new_password_required', session: outcome.session };
     return { status: 'signed_in', session: await this.linkOrProvision(caller, outcome.identity) };
   }
 
   /**
-   * The password check alone, throttled per email: the hosted sign-in page uses it before it hands out an
-   * authorization code. After `failureLimit` failures within the window the email answers 429 until the
-   * window frees a slot, even with the right password.
+   * The password check alone, throttled per email and client address under a per-email ceiling (FailureThrottle):
+   * the hosted sign-in page uses it before it hands out an authorization code. Past a limit the answer is 429
+   * until the window frees a slot, even with the right password.
    */
-  async checkPassword(email: string, password: string) {
-    await this.throttle(email, 'password');
-    try {
-      return await this.idp('sign in', () => this.identity.signIn(email, password));
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'INVALID_CREDENTIALS') await this.recordFailure(email, 'password');
-      throw error;
-    }
+  checkPassword(email: string, password: string, client: string): Promise<SignInOutcome> {
+    return this.throttle.guard('password', email, client, isWrongPassword, () => this.idp('sign in', () => this.identity.signIn(email, password)));
   }
 
   async completeNewPassword(caller: Token | null, email: string, session: string, newPassword: string): Promise<Session> {
-    this.mayLink(caller);
+    await this.mayLink(caller);
     return this.linkOrProvision(caller, await this.setNewPassword(email, session, newPassword));
   }
 
@@ -141,7 +150,7 @@ export class SignInService {
 
   /** A hosted sign-in page's authorization code, for a session. */
   async exchange(caller: Token | null, request: { code: string; redirectUri: string | null; codeVerifier: string | null }): Promise<Session> {
-    this.mayLink(caller);
+    await this.mayLink(caller);
     const identity = await this.idp('exchange the code', () => this.identity.exchangeCode(request));
     return this.linkOrProvision(caller, identity);
   }
@@ -155,20 +164,30 @@ export class SignInService {
       const earlier = await this.storage.read((uow) => uow.identities.findByEmail(this.identity.name, email));
       if (earlier && earlier.tenantId !== tenantId) throw invitedElsewhere(email, earlier.tenantId, false);
     }
-    const identity = await this.idp('invite', () => this.identity.invite(email));
-    const linked = await this.storage.transaction(async (uow) => {
+    // an invitation mails the address too: past its allowance the account is still made, and not mailed
+    const mail = await this.allowance.take(email);
+    const identity = await this.idp('invite', () => this.identity.invite(email, { mail }));
+    const linked = await this.storage.transaction(async (uow): Promise<{ tenantId: string; newLink: IdentityLink | null }> => {
       const now = this.clock.now();
       // a renewed invitation (the provider mailed a fresh temporary password) stays with its tenant
       const existing = await uow.identities.find(identity.provider, identity.subject);
       if (existing) {
         if (tenantId !== null && tenantId !== existing.tenantId) throw invitedElsewhere(identity.email ?? email, existing.tenantId, true);
-        return existing.tenantId;
+        return { tenantId: existing.tenantId, newLink: null };
       }
-      const target = tenantId ?? (await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now)).id;
-      await uow.identities.add({ provider: identity.provider, subject: identity.subject, tenantId: target, email: identity.email, createdAt: now });
-      return target;
+      if (tenantId === null) {
+        const tenant = await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
+        await uow.identities.add(this.linkOf(identity, tenant.id, null, now));
+        return { tenantId: tenant.id, newLink: null };
+      }
+      // invited into a tenant that may have people already: they hear of it, as of any link
+      const link = this.linkOf(identity, tenantId, null, now);
+      await uow.identities.add(link);
+      await uow.events.emit(identityLinkedEvent(link, now));
+      return { tenantId, newLink: link };
     });
-    return { email: identity.email ?? email, tenantId: linked, status: 'invited' };
+    if (linked.newLink) await this.people.announceLinked(linked.newLink);
+    return { email: identity.email ?? email, tenantId: linked.tenantId, status: 'invited' };
   }
 
   // ---- the device flow ------------------------------------------------------------------------------
@@ -206,7 +225,7 @@ export class SignInService {
    */
   async pollDevice(caller: Token | null, deviceCode: string): Promise<DevicePollResult> {
     const host = this.requireCodeHost();
-    this.mayLink(caller);
+    await this.mayLink(caller);
     const digest = this.secrets.digest(deviceCode);
     const gate = await this.storage.transaction(async (uow): Promise<{ answer: DevicePollResult } | { flow: DeviceFlow }> => {
       const flow = await uow.deviceFlows.lockByDigest(digest);
@@ -230,22 +249,24 @@ export class SignInService {
       throw upstreamUnavailable(`${host.name} did not answer the poll`, error, 'poll again after the interval');
     });
     if (polled.status === 'pending') return { status: 'pending', interval: gate.flow.intervalSeconds };
-    return this.storage.transaction(async (uow): Promise<DevicePollResult> => {
+    const done = await this.storage.transaction(async (uow): Promise<{ answer: DevicePollResult; newLink: IdentityLink | null }> => {
       const flow = await uow.deviceFlows.lockByDigest(digest);
-      if (!flow || flow.status !== 'pending') return { status: 'expired', interval: gate.flow.intervalSeconds };
+      if (!flow || flow.status !== 'pending') return { answer: { status: 'expired', interval: gate.flow.intervalSeconds }, newLink: null };
       if (polled.status === 'slow_down') {
         const interval = Math.max(polled.interval, flow.intervalSeconds);
         await uow.deviceFlows.update({ ...flow, intervalSeconds: interval });
-        return { status: 'slow_down', interval };
+        return { answer: { status: 'slow_down', interval }, newLink: null };
       }
       if (polled.status !== 'complete') {
         await uow.deviceFlows.update({ ...flow, status: polled.status });
-        return { status: polled.status, interval: flow.intervalSeconds };
+        return { answer: { status: polled.status, interval: flow.intervalSeconds }, newLink: null };
       }
-      const session = await this.linkIn(uow, caller, polled.identity);
+      const { session, newLink } = await this.linkIn(uow, caller, polled.identity);
       await uow.deviceFlows.update({ ...flow, status: 'complete', tenantId: session.tenantId });
-      return { status: 'complete', interval: flow.intervalSeconds, session };
+      return { answer: { status: 'complete' as const, interval: flow.intervalSeconds, session }, newLink };
     });
+    if (done.newLink) await this.people.announceLinked(done.newLink);
+    return done.answer;
   }
 
   // ---- link-or-provision ----------------------------------------------------------------------------
@@ -254,40 +275,74 @@ export class SignInService {
   private async linkOrProvision(caller: Token | null, identity: IdentityRef): Promise<Session> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.storage.transaction((uow) => this.linkIn(uow, caller, identity));
+        const { session, newLink } = await this.storage.transaction((uow) => this.linkIn(uow, caller, identity));
+        if (newLink) await this.people.announceLinked(newLink);
+        return session;
       } catch (error) {
         if (!(error instanceof LinkedMeanwhile) || attempt > 0) throw error;
       }
     }
   }
 
-  private async linkIn(uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<Session> {
+  /**
+   * Signs the identity in to its tenant, links it into the caller's, or provisions a tenant for it; a person
+   * linked into a tenant that has people already is told to them (`newLink`: announce it after the commit).
+   */
+  private async linkIn(uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<{ session: Session; newLink: IdentityLink | null }> {
     const now = this.clock.now();
     const existing = await uow.identities.find(identity.provider, identity.subject);
     let tenantId: string;
     let linked = false;
+    let newLink: IdentityLink | null = null;
     if (caller) {
       if (existing && existing.tenantId !== caller.tenantId) {
         throw new DomainError('CONFLICT', `this ${identity.provider} identity is linked to another tenant; sign in without a bearer to use that tenant`);
       }
-      if (!existing && !(await uow.identities.add({ ...linkOf(identity, caller.tenantId), createdAt: now }))) throw new LinkedMeanwhile();
+      if (!existing) {
+        newLink = this.linkOf(identity, caller.tenantId, caller.id, now);
+        if (!(await uow.identities.add(newLink))) throw new LinkedMeanwhile();
+        await uow.events.emit(identityLinkedEvent(newLink, now));
+      }
       tenantId = caller.tenantId;
       linked = true;
     } else if (existing) {
       tenantId = existing.tenantId;
     } else {
       const tenant = await this.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
-      if (!(await uow.identities.add({ ...linkOf(identity, tenant.id), createdAt: now }))) throw new LinkedMeanwhile();
+      if (!(await uow.identities.add(this.linkOf(identity, tenant.id, null, now)))) throw new LinkedMeanwhile();
       tenantId = tenant.id;
     }
     const issued = await this.tenancy.issueSession(uow, tenantId, identity, now);
-    return { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked };
+    return { session: { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked }, newLink };
   }
 
-  /** With a bearer, signing in links the identity to the caller's tenant, which needs manage (403 first). */
-  private mayLink(caller: Token | null): void {
-    if (caller && !caller.scopes.includes('manage')) {
-      throw new DomainError('SCOPE_REQUIRED', 'linking an identity to your tenant needs a token with the manage scope; sign in without a bearer to reach the identity\'s own tenant');
+  private linkOf(identity: IdentityRef, tenantId: string, linkedByTokenId: string | null, at: Date): IdentityLink {
+    return {
+      id: this.ids.newId(IDENTITY_ID_PREFIX),
+      provider: identity.provider,
+      subject: identity.subject,
+      tenantId,
+      email: identity.email,
+      login: identity.login ?? null,
+      linkedByTokenId,
+      createdAt: at,
+    };
+  }
+
+  /**
+   * With a bearer, signing in links the identity to the caller's tenant: only a console session or a root
+   * credential may (linksPeople), checked before anything else happens, so a refused bearer (403) spends no
+   * code, no device flow and no password try, and links nobody.
+   */
+  private async mayLink(caller: Token | null): Promise<void> {
+    if (!caller) return;
+    const chain = await this.storage.read((uow) => uow.tokens.chain(caller.tenantId, caller.id));
+    if (!linksPeople(chain)) {
+      throw new DomainError(
+        'SCOPE_REQUIRED',
+        'linking a person to your tenant needs a console session or a root token (manage, and no spend cap, no max_rental_hours, no expiry on it or the tokens that issued it); ' +
+          'sign in without a bearer to reach the identity\'s own tenant',
+      );
     }
   }
 
@@ -308,31 +363,15 @@ export class SignInService {
 
   // ---- throttling -----------------------------------------------------------------------------------
 
-  private async codeTry(email: string, work: () => Promise<void>): Promise<void> {
-    await this.throttle(email, 'code');
-    try {
-      await work();
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'INVALID_INPUT' && error.problems.some((p) => p.loc.at(-1) === 'code')) await this.recordFailure(email, 'code');
-      throw error;
-    }
+  /** A code tried in a slot of the email's wrong-code allowance (codes are one secret wherever they are tried). */
+  private codeTry<T>(email: string, work: () => Promise<T>): Promise<T> {
+    return this.throttle.guard('code', email, '', isWrongCode, work);
   }
 
-  private async throttle(email: string, kind: 'password' | 'code'): Promise<void> {
-    const now = this.clock.now();
-    const windowStart = new Date(now.getTime() - this.settings.failureWindowMs);
-    const { count, oldest } = await this.storage.read((uow) => uow.authFailures.since(emailKey(email), kind, windowStart));
-    if (count < this.settings.failureLimit || !oldest) return;
-    const seconds = (oldest.getTime() + this.settings.failureWindowMs - now.getTime()) / 1000;
-    throw rateLimited(kind === 'password' ? 'too many failed sign-ins for this email' : 'too many wrong codes for this email', seconds);
-  }
-
-  private async recordFailure(email: string, kind: 'password' | 'code'): Promise<void> {
-    const now = this.clock.now();
-    await this.storage.transaction(async (uow) => {
-      await uow.authFailures.prune(new Date(now.getTime() - this.settings.failureWindowMs));
-      await uow.authFailures.record(emailKey(email), kind, now);
-    });
+  /** An ask that may mail the address: past the address's allowance the provider is not asked, the answer is the same. */
+  private async mayMail(email: string, ask: () => Promise<CodeSent>): Promise<CodeSent> {
+    if (await this.allowance.take(email)) return ask();
+    return { destination: maskAddress(email.trim().toLowerCase()) };
   }
 }
 
@@ -343,8 +382,6 @@ const invitedElsewhere = (email: string, tenantId: string, renewed: boolean): Do
     `${email} belongs to tenant ${tenantId}; an identity cannot move to another tenant` +
       (renewed ? ' (its invitation there was renewed: a fresh temporary password was mailed)' : '; invite it without tenant_id, or with that tenant, to renew a pending invitation'),
   );
-
-const linkOf = (identity: IdentityRef, tenantId: string) => ({ provider: identity.provider, subject: identity.subject, tenantId, email: identity.email });
 
 /** A new tenant is named after the person's address, or their provider when it gave none. */
 const tenantNameFor = (identity: IdentityRef): string => identity.email ?? `${identity.provider} user ${identity.subject}`;

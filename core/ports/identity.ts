@@ -9,6 +9,8 @@ export interface IdentityRef {
   subject: string;
   /** The verified address, when the provider has one; shown and used to name a new tenant. */
   email: string | null;
+  /** The person's handle at the provider, when it has one (GitHub's login): shown, never a key (it can be renamed). */
+  login?: string | null;
 }
 
 /** A code was sent (or, for an unknown address, the same answer is given as if it had been). */
@@ -58,6 +60,9 @@ export interface Identity {
    * TemporaryPasswordValidityDays); signing in with an expired one is CONFLICT saying to ask for a new
    * invitation. Inviting an address whose invitation is still pending (expired or not) mails a fresh
    * temporary password and answers the same identity; CONFLICT when the address has an account in use.
+   * An address that signed up and never confirmed is taken over: whoever signed up loses it, and the
+   * invitation stands in its place. With `mail: false` (the address's mail allowance is spent) the account is
+   * made all the same and nothing is mailed; inviting again later mails a fresh temporary password.
    */
-  invite(email: string): Promise<IdentityRef>;
+  invite(email: string, options?: { mail?: boolean }): Promise<IdentityRef>;
 }

@@ -9,3 +9,14 @@ export interface Mail {
 export interface Mailer {
   send(mail: Mail): Promise<void>;
 }
+
+/**
+ * How much may still be mailed to one address (docs/decisions.md, "Mail to one address"). `take` counts one
+ * ask against the address's allowance and answers whether it may mail; false: mail nothing, answer as usual.
+ */
+export interface MailAllowance {
+  take(to: string): Promise<boolean>;
+}
+
+/** No limit: for a provider tested on its own. */
+export const UNLIMITED_MAIL: MailAllowance = { take: async () => true };

@@ -47,6 +47,7 @@ export interface UnitOfWork {
   identities: IdentityLinkStore;
   deviceFlows: DeviceFlowStore;
   authFailures: AuthFailureStore;
+  mailSends: MailSendStore;
   tenants: TenantStore;
   tokens: TokenStore;
   marketSummary: MarketSummaryStore;
@@ -244,6 +245,10 @@ export interface IdentityLinkStore {
   add(link: IdentityLink): Promise<boolean>;
   /** The provider's identity last seen with this address (any capitals), if one is linked. */
   findByEmail(provider: string, email: string): Promise<IdentityLink | null>;
+  /** The tenant's people, oldest link first; with `lock`, their rows stay locked until the transaction ends. */
+  listForTenant(tenantId: string, options?: { lock?: boolean }): Promise<IdentityLink[]>;
+  /** Unlinks the tenant's identity `id`; false when the tenant has no such identity. */
+  remove(tenantId: string, id: string): Promise<boolean>;
   /** Records that the console session `tokenId` was issued to the identity (provider, subject). */
   recordSession(tokenId: string, provider: string, subject: string): Promise<void>;
   /** The identity's console sessions not yet revoked nor expired at `now`, whatever their tenant. */
@@ -258,12 +263,37 @@ export interface DeviceFlowStore {
   update(flow: DeviceFlow): Promise<void>;
 }
 
-/** Failed sign-ins and code tries per email, counted across replicas. */
+/** How many failures fell in a window, and the oldest of them (when the window frees a slot). */
+export interface FailureCount {
+  count: number;
+  oldest: Date | null;
+}
+
+/**
+ * Failed sign-ins and code tries, counted across replicas (docs/decisions.md, "Sign-in throttles"). A failure
+ * is recorded before the check it counts and taken back when the check succeeds, under a lock on the email,
+ * so parallel wrong answers can never all be checked against a count none of them has written yet.
+ */
 export interface AuthFailureStore {
-  record(emailKey: string, kind: 'password' | 'code', at: Date): Promise<void>;
-  /** How many since `since`, and the oldest of them (when the window frees a slot). */
-  since(emailKey: string, kind: 'password' | 'code', since: Date): Promise<{ count: number; oldest: Date | null }>;
+  /** Locks the email until the transaction ends: one caller at a time counts and records its failures. */
+  lockEmail(emailKey: string): Promise<void>;
+  /** The failures of `kind` since `since`: of the email from anywhere, and of the email from `clientKey`. */
+  count(emailKey: string, clientKey: string, kind: 'password' | 'code', since: Date): Promise<{ email: FailureCount; client: FailureCount }>;
+  /** Records a failure; answers its id. */
+  record(emailKey: string, clientKey: string, kind: 'password' | 'code', at: Date): Promise<string>;
+  /** Takes a recorded failure back (the check it was recorded for succeeded, or never ran). */
+  forget(id: string): Promise<void>;
   /** Forgets failures older than `before` (of every email). */
+  prune(before: Date): Promise<void>;
+}
+
+/** Asks that may mail an address, for the hourly allowance per address, counted across replicas. */
+export interface MailSendStore {
+  /** Locks the address until the transaction ends: one caller at a time counts and records. */
+  lockAddress(address: string): Promise<void>;
+  countSince(address: string, since: Date): Promise<FailureCount>;
+  record(address: string, at: Date): Promise<void>;
+  /** Forgets asks older than `before` (of every address). */
   prune(before: Date): Promise<void>;
 }
 

@@ -189,16 +189,28 @@ export class TenancyService {
    * Answers the ids revoked.
    */
   async endSessionsOf(identity: { provider: string; subject: string }): Promise<string[]> {
-    const revoked = await this.storage.transaction(async (uow) => {
-      const now = this.clock.now();
-      const sessions = await uow.identities.liveSessions(identity.provider, identity.subject, now);
-      const ids: string[] = [];
-      for (const session of sessions) ids.push(...(await uow.tokens.revokeSubtree(session.tenantId, session.tokenId, now)));
-      return ids;
-    });
-    this.recent.forget(revoked);
-    if (revoked.length > 0) await this.revocations?.publish(revoked);
+    const revoked = await this.storage.transaction((uow) => this.endSessionsIn(uow, identity, this.clock.now()));
+    await this.announceRevoked(revoked);
     return revoked;
+  }
+
+  /**
+   * endSessionsOf inside the caller's transaction, of one tenant's sessions only when `tenantId` is given.
+   * Answers the ids revoked: hand them to announceRevoked once the transaction committed.
+   */
+  async endSessionsIn(uow: UnitOfWork, identity: { provider: string; subject: string }, now: Date, tenantId?: string): Promise<string[]> {
+    const sessions = await uow.identities.liveSessions(identity.provider, identity.subject, now);
+    const ids: string[] = [];
+    for (const session of sessions) {
+      if (tenantId === undefined || session.tenantId === tenantId) ids.push(...(await uow.tokens.revokeSubtree(session.tenantId, session.tokenId, now)));
+    }
+    return ids;
+  }
+
+  /** After a commit that revoked tokens: this replica's cache and every other replica's forget them at once. */
+  async announceRevoked(tokenIds: readonly string[]): Promise<void> {
+    this.recent.forget(tokenIds);
+    if (tokenIds.length > 0) await this.revocations?.publish(tokenIds);
   }
 
   /**

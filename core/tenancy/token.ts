@@ -55,3 +55,17 @@ export const maxRentalHours = (chain: readonly Token[]): number | null =>
 export const administers = (caller: Token, target: Token): boolean =>
   caller.tenantId === target.tenantId &&
   (caller.parentId === null || caller.id === target.id || target.ancestorIds.includes(caller.id));
+
+/**
+ * Whether a token may link a person into its tenant (docs/decisions.md, "Linking people"): a console session
+ * (a person already in the tenant), or a root credential, meaning `manage` and no cap, no max_rental_hours and
+ * no expiry on the token or on any ancestor. A person linked in gets sessions with every scope and no cap, so
+ * only a credential that could already do everything may bring one in; an agent's limited token never can.
+ * `chain` holds the token first, then its ancestors.
+ */
+export const linksPeople = (chain: readonly Token[]): boolean => {
+  const token = chain[0];
+  if (!token) return false;
+  if (token.kind === 'session') return true;
+  return token.scopes.includes('manage') && chain.every((link) => link.spendLimitCents === null && link.maxRentalHours === null && link.expiresAt === null);
+};

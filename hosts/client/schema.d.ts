@@ -1596,6 +1596,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The people linked to this tenant: each signs in to it with every scope
+         * @description Bearer token with the `read` scope.
+         */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities/{identity_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink a person: their console sessions in this tenant end, with every token those issued
+         * @description Bearer token with the `manage` scope.
+         */
+        delete: operations["removeIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/authorize": {
         parameters: {
             query?: never;
@@ -2028,7 +2068,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
-            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed")[];
+            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked")[];
             description?: string;
         };
         SpotClaimCreate: {
@@ -2995,6 +3035,20 @@ export interface components {
             tenant_id: string;
             /** @constant */
             status: "invited";
+        };
+        IdentityOut: {
+            /** @description idn_…: remove the person with DELETE /v1/identities/{identity_id}. */
+            id: string;
+            /** @description Who vouches for the person: builtin (email and password), cognito, github. */
+            provider: string;
+            /** @description The verified address, when the provider has one. */
+            email: string | null;
+            /** @description The handle at the provider (GitHub's login), when it has one. */
+            login: string | null;
+            /** Format: date-time */
+            linked_at: string;
+            /** @description The token whose bearer linked the person in (see GET /v1/tokens); null: their first sign-in made the tenant, or an operator invited them. */
+            linked_by_token_id: string | null;
         };
     };
     responses: never;
@@ -12077,7 +12131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
-            /** @description Too many requests; wait Retry-After seconds */
+            /** @description Too many requests; wait Retry-After seconds; or: Too many failed sign-ins for this email (10 from one client address, 50 from all, in 15 minutes) or wrong codes (5 in 15 minutes), or too many requests; wait Retry-After seconds */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12433,7 +12487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
-            /** @description Too many requests; wait Retry-After seconds */
+            /** @description Too many requests; wait Retry-After seconds; or: Too many failed sign-ins for this email (10 from one client address, 50 from all, in 15 minutes) or wrong codes (5 in 15 minutes), or too many requests; wait Retry-After seconds */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12530,7 +12584,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12585,7 +12639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
-            /** @description Too many requests; wait Retry-After seconds */
+            /** @description Too many requests; wait Retry-After seconds; or: Too many failed sign-ins for this email (10 from one client address, 50 from all, in 15 minutes) or wrong codes (5 in 15 minutes), or too many requests; wait Retry-After seconds */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12683,7 +12737,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12836,7 +12890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13063,7 +13117,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13296,6 +13350,203 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest link first */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityOut"][];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `read` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    removeIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example idn_9q4m2xk7c3rwh8vt */
+                identity_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked; their sessions and the tokens those issued are revoked */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: a path parameter is not valid percent-encoding */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `manage` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No such identity_id for this tenant */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The last person of a tenant without a root token (manage, no cap, no max_rental_hours, no expiry) cannot be removed */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `errors` names each field to fix */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

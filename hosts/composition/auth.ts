@@ -6,6 +6,7 @@ import { createMailer, DEFAULT_MAIL_FROM, fromEnv as mailFromEnv, type MailConfi
 import type { Clock } from '../../core/ports/clock.ts';
 import type { CodeHost } from '../../core/ports/code-host.ts';
 import type { Identity } from '../../core/ports/identity.ts';
+import type { Mailer } from '../../core/ports/mailer.ts';
 
 /** Sign-in settings: where mail goes, which identity provider, and the code host for device sign-in. */
 export interface AuthConfig {
@@ -43,6 +44,8 @@ export function authFromEnv(env: Record<string, string | undefined>, problems: s
 
 export interface SignInAdapters {
   identity: Identity;
+  /** Mail from the control plane itself (the built-in provider's codes, notices to a tenant's people): SMTP or the log. */
+  mailer: Mailer;
   /** The built-in provider, which also serves the hosted sign-in page; null when Cognito is in use. */
   builtin: BuiltinIdentity | null;
   codeHost: CodeHost | null;
@@ -55,8 +58,8 @@ export interface SignInAdapters {
  */
 export async function createSignInAdapters(config: AuthConfig, runtime: { database: BuiltinDatabase; clock: Clock; logger: Logger; publicUrl: string }): Promise<SignInAdapters> {
   const codeHost = config.github ? (await import('../../adapters/identity/github/index.ts')).createGithubCodeHost(config.github) : null;
-  if (config.cognito) return { identity: (await import('../../adapters/identity/cognito/index.ts')).createCognitoIdentity(config.cognito), builtin: null, codeHost };
   const mailer = createMailer({ ...(config.mail ?? { from: DEFAULT_MAIL_FROM }), logger: runtime.logger });
+  if (config.cognito) return { identity: (await import('../../adapters/identity/cognito/index.ts')).createCognitoIdentity(config.cognito), mailer, builtin: null, codeHost };
   const builtin = createBuiltinIdentity({
     database: runtime.database,
     clock: runtime.clock,
@@ -65,5 +68,5 @@ export async function createSignInAdapters(config: AuthConfig, runtime: { databa
     redirectUris: config.redirectUris ?? [],
     onMailError: (error, mail) => runtime.logger.error({ err: error, to: mail.to, subject: mail.subject }, 'mail could not be sent'),
   });
-  return { identity: builtin, builtin, codeHost };
+  return { identity: builtin, mailer, builtin, codeHost };
 }

@@ -20,6 +20,7 @@ export const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   metering: 'Usage of metered kinds (METERED_PRICES) reported by the tenant, priced exactly and settled from the balance.',
   webhooks: 'Endpoints that receive signed event deliveries (Standard Webhooks), and their attempts.',
   operator: "The operator's back office: accounts, deposits, credits, holds, the sweep, invitations. Needs an operator key.",
+  identities: 'The people of a tenant: who signs in to it, what linked them in, and removing one (their sessions end with what they issued).',
   'sign-in': 'Email accounts: sign up, confirm, sign in, reset a password. Every sign-in answers a 30-day console session.',
   auth: "Sign-in through an identity provider: the built-in provider's hosted page (OAuth 2 code with PKCE) and GitHub's device flow.",
 };

@@ -43,7 +43,7 @@ beforeAll(async () => {
     redirectUris: ['https://console.example/auth/done'],
   });
   signIn = (email, password) => identity.signIn(email, password);
-  const routes = authorizeRoutes({ identity, signIn: (email, password) => signIn(email, password), completeNewPassword: (...args) => identity.completeNewPassword(...args) });
+  const routes = authorizeRoutes({ identity, signIn: (email, password, client) => signIn(email, password, client), completeNewPassword: (...args) => identity.completeNewPassword(...args) });
   const logger = pino({ level: 'silent' });
   const router = express.Router();
   // the control plane's own pipeline for these routes; they are public, so no tenancy is ever asked
@@ -256,9 +256,9 @@ describe('POST /auth/authorize', () => {
   it('checks the posted OAuth fields again before asking for the password', async () => {
     const asked: string[] = [];
     const before = signIn;
-    signIn = async (email, password) => {
+    signIn = async (email, password, client) => {
       asked.push(email);
-      return before(email, password);
+      return before(email, password, client);
     };
     try {
       const tampered = await post({ ...oauthQuery({ redirect_uri: 'https://evil.example/cb' }), step: 'sign_in', email: 'x@example.com', password: PASSWORD });

@@ -68,6 +68,12 @@ beforeAll(async () => {
   const pkce = 'pkce@example.com';
   ok(await api.call('POST', '/v1/auth/sign-up', { body: { email: pkce, password: 'a long passphrase' } }));
   ok(await api.call('POST', '/v1/auth/confirm-email', { body: { email: pkce, code: codeOf(await mailTo(pkce, /confirmation/)) } }));
+  // a person linked into the tenant by its root token: the identity the people examples name
+  const member = 'member@example.com';
+  ok(await api.call('POST', '/v1/auth/sign-up', { body: { email: member, password: 'a long passphrase' } }));
+  ok(await api.call('POST', '/v1/auth/confirm-email', { body: { email: member, code: codeOf(await mailTo(member, /confirmation/)) } }));
+  ok(await api.call('POST', '/v1/auth/sign-in', { ...as, body: { email: member, password: 'a long passphrase' } }));
+  const [person] = ok(await api.call('GET', '/v1/identities', as));
   const authorize = await fetch(`${api.baseUrl}/auth/authorize`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -88,6 +94,7 @@ beforeAll(async () => {
     res: reservation.id,
     spc: claim.id,
     whe: endpoint.id,
+    idn: person.id,
     session_id: checkout.session_id,
     node_id: node.id,
   });

@@ -63,6 +63,7 @@ beforeAll(async () => {
     extra_filters: ['reliability>=0.9', 'nonsense'],
     status: ['pending', 'confirmed', 'nope'],
     key_id: [sshKey.body.id, 'key_unknown0'],
+    identity_id: ['idn_unknown0', 'not-an-id'],
     image_id: [image.body.id, 'img_unknown0', null],
     template_id: [template.body.id, 'tpl_unknown0'],
     public_key: [publicKey, sshKeygen('ecdsa').publicLine, 'ssh-ed25519 AAAA', sshKeygen('ed25519').privateText],

@@ -81,6 +81,8 @@ const EXPECTED = [
   'POST /v1/auth/codehost/device/start',
   'POST /v1/auth/codehost/device/poll',
   'POST /v1/operator/users',
+  'GET /v1/identities',
+  'DELETE /v1/identities/{identity_id}',
   'POST /v1/volumes',
   'GET /v1/volumes',
   'DELETE /v1/volumes/{volume_id}',

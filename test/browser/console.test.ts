@@ -248,7 +248,8 @@ describe('the console', () => {
     await expect(page.locator('#charge-now').textContent()).resolves.toContain(`Charged now: ${rate} for the first hour`);
     await page.getByLabel('Name').fill('trainer');
     await page.getByLabel('Termination hours').fill('3');
-    expect(await page.getByLabel('SSH key').locator('option:checked').textContent()).toContain('laptop');
+    // the saved key is chosen once the page has loaded the keys (later than the form under load)
+    await expect.poll(() => page.getByLabel('SSH key').locator('option:checked').textContent()).toContain('laptop');
     await check('rent');
     await page.getByRole('button', { name: `Rent for ${rate} now` }).click();
     await page.waitForURL('**/console/instances**');
@@ -315,6 +316,34 @@ describe('the console', () => {
     await check('tokens');
     await page.getByRole('button', { name: 'I have copied it' }).click();
     expect(await page.locator('.shown-once').count()).toBe(0);
+  });
+
+  it('lists the tenant\'s people with what linked them, removes one (their session ends), and refuses to remove the last', async () => {
+    // someone linked in with this person's session, as a thief holding it would
+    const other = `other.${Date.now().toString(36)}@example.com`;
+    await api.call('POST', '/v1/auth/sign-up', { body: { email: other, password: PASSWORD } });
+    const mail = await inbox.next((m) => m.to.includes(other) && /confirmation/.test(m.subject), 15_000);
+    await api.call('POST', '/v1/auth/confirm-email', { body: { email: other, code: /\b(\d{6})\b/.exec(mail.text)![1]! } });
+    const linked = await api.call('POST', '/v1/auth/sign-in', { token: (await session())!, body: { email: other, password: PASSWORD } });
+    expect(linked.body.linked).toBe(true);
+
+    await page.getByRole('link', { name: 'People' }).click();
+    const row = page.locator('table.people tbody tr', { hasText: other });
+    await expect.poll(() => row.textContent()).toContain('a console session');
+    await expect(page.locator('table.people tbody tr', { hasText: email }).textContent()).resolves.toContain('their own sign-up');
+    await check('people');
+
+    await row.getByRole('button', { name: `Remove ${other}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect.poll(() => page.locator('table.people tbody tr').count()).toBe(1);
+    expect((await api.call('GET', '/v1/tokens/self', { token: linked.body.token })).status).toBe(401);
+
+    // the last person of a tenant made by a sign-up (no root token): the dialog says why not
+    await page.getByRole('button', { name: `Remove ${email}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect.poll(() => page.getByRole('dialog').getByRole('alert').textContent()).toMatch(/last person/);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect((await api.call('GET', '/v1/tokens/self', { token: (await session())! })).status).toBe(200);
   });
 
   it('reserves a node for tomorrow from its rent page: nothing charged now, listed as scheduled', async () => {

@@ -333,6 +333,18 @@ export function identityContract(name: string, open: () => Promise<IdentityHarne
         await expectError(identity.invite(accepted), 'CONFLICT');
       });
 
+      it('takes over an address that signed up and never confirmed: the sign-up\'s password stops working, the invitation stands', async () => {
+        const email = address('invitesquatted');
+        await identity.signUp(email, OTHER_PASSWORD);
+        const invited = await identity.invite(email);
+        expect(invited).toEqual({ provider: name, subject: expect.any(String), email });
+        await expectError(identity.signIn(email, OTHER_PASSWORD), 'INVALID_CREDENTIALS');
+        const step = await identity.signIn(email, await harness.temporaryPasswordFor(email));
+        if (step.kind !== 'new_password_required') throw new Error('expected new_password_required');
+        expect(await identity.completeNewPassword(email, step.session, PASSWORD)).toEqual(invited);
+        expect(await signedIn(email, PASSWORD)).toEqual(invited);
+      });
+
       it('inviting a pending invitation again mails a fresh temporary password for the same person; the old one stops working', async () => {
         const email = address('invitetwice');
         const first = await identity.invite(email);

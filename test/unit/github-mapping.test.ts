@@ -100,7 +100,7 @@ describe('github mapping: the person', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), fc.string(), (id, login) => {
         const user = userSchema.parse({ id, login, type: 'User' });
-        expect(toIdentity(user, null)).toEqual({ provider: 'github', subject: String(id), email: null });
+        expect(toIdentity(user, null)).toEqual({ provider: 'github', subject: String(id), email: null, login });
       }),
     );
   });

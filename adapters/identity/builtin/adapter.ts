@@ -13,7 +13,7 @@ import {
   type AuthorizationRequest,
 } from './authorization-request.ts';
 import { CODE_FORM, CODE_TRIES, CODE_TTL_MS, newCode } from './codes.ts';
-import { alreadyRegisteredMail, confirmationMail, invitationMail, resetMail } from './mails.ts';
+import { alreadyRegisteredMail, confirmationMail, invitationMail, resetMail, signUpAgainMail } from './mails.ts';
 import { checkPassword, hashSecret, matchesHash, needsRehash } from './passwords.ts';
 import type { BuiltinStore, CodePurpose, UserRecord, UserStatus } from './store.ts';
 import { digestOf, newOpaque, verifierMatches } from './tokens.ts';
@@ -21,6 +21,8 @@ import { digestOf, newOpaque, verifierMatches } from './tokens.ts';
 export const NEW_PASSWORD_SESSION_TTL_MS = 10 * 60_000;
 /** An invitation's temporary password lasts 7 days, as Cognito's TemporaryPasswordValidityDays default. */
 export const TEMPORARY_PASSWORD_TTL_MS = 7 * 86_400_000;
+/** A sign-up nobody confirmed is forgotten after 7 days: the address is free again for anyone to sign up. */
+export const UNCONFIRMED_TTL_MS = 7 * 86_400_000;
 
 /** Called with a mail that could not be sent (it left in the background, after the request was answered). */
 export type MailErrorReporter = (error: unknown, mail: { to: string; subject: string }) => void;
@@ -73,6 +75,7 @@ export class BuiltinIdentity implements Identity {
   private readonly ids = new RandomIds();
   private readonly sending = new Set<Promise<void>>();
   private dummyHash: Promise<string> | undefined;
+  private lastForgotten = Number.NEGATIVE_INFINITY;
 
   constructor(options: BuiltinIdentityOptions) {
     this.store = options.store;
@@ -92,12 +95,17 @@ export class BuiltinIdentity implements Identity {
     checkPassword(password, address, 'password');
     const [passwordHash, code] = await Promise.all([hashSecret(password), newCode()]);
     const now = this.clock.now();
+    await this.forgetStaleSignUps(now, address);
     const created = await this.store.addUser({ userId: this.ids.newId('usr'), email: address, passwordHash, status: 'unconfirmed', temporaryPasswordExpiresAt: null }, now);
-    // the same second statement either way: a new account gets its code; one still unconfirmed gets the new
-    // password and a new code (whoever confirms proves the mailbox and sets the password that was chosen
-    // last); a confirmed or invited one changes nothing and is told by mail that it exists
-    const codeFor = await this.store.putCode(address, ['unconfirmed'], this.codeRecord('confirm', code.hash, now), now, created ? undefined : passwordHash);
-    this.deliver(codeFor ? confirmationMail(address, code.code) : alreadyRegisteredMail(address));
+    // one more statement either way. A new account gets its code. An existing one changes nothing (the first
+    // password stands: whoever signed up first keeps it until a reset from the mailbox replaces it) and is told
+    // by mail: one waiting for confirmation that someone tried again, a confirmed or invited one that it exists
+    if (created && (await this.store.putCode(address, ['unconfirmed'], this.codeRecord('confirm', code.hash, now)))) {
+      this.deliver(confirmationMail(address, code.code));
+    } else if (!created) {
+      const existing = await this.store.userByEmail(address);
+      this.deliver(existing?.status === 'unconfirmed' ? signUpAgainMail(address) : alreadyRegisteredMail(address));
+    }
     return this.sent(address);
   }
 
@@ -110,7 +118,23 @@ export class BuiltinIdentity implements Identity {
     return this.mailCode(addressOf(email), 'confirm', ['unconfirmed']);
   }
 
+  /**
+   * Forgets sign-ups never confirmed within UNCONFIRMED_TTL (docs/decisions.md, "Unconfirmed sign-ups"):
+   * the one of `address` before anything is done with the address (one statement on the address's index, the
+   * same work whether or not it has an account), and every address's at most once a minute (a statement on a
+   * partial index, whatever the number of people) so that nothing stays kept for addresses nobody asks about.
+   */
+  private async forgetStaleSignUps(now: Date, address: string): Promise<void> {
+    const before = new Date(now.getTime() - UNCONFIRMED_TTL_MS);
+    await this.store.forgetUnconfirmed(before, address);
+    if (Math.abs(now.getTime() - this.lastForgotten) >= 60_000) {
+      this.lastForgotten = now.getTime();
+      await this.store.forgetUnconfirmed(before);
+    }
+  }
+
   async signIn(email: string, password: string): Promise<SignInOutcome> {
+    await this.forgetStaleSignUps(this.clock.now(), normalizeEmail(email));
     const user = await this.store.userByEmail(normalizeEmail(email));
     // an unknown address costs one argon2id verification too, against a hash of nothing anyone knows
     const matches = await matchesHash(user?.passwordHash ?? (await this.dummy()), password);
@@ -169,19 +193,23 @@ export class BuiltinIdentity implements Identity {
     return this.ref(user);
   }
 
-  /** A new invitation, or a pending one renewed: either way a fresh temporary password for 7 days, mailed. */
-  async invite(email: string): Promise<IdentityRef> {
+  /**
+   * A new invitation, a pending one renewed, or an address that signed up and never confirmed taken over:
+   * either way a fresh temporary password for 7 days, mailed unless `mail` is false (the allowance is spent).
+   */
+  async invite(email: string, options: { mail?: boolean } = {}): Promise<IdentityRef> {
     const address = addressOf(email);
     const temporary = temporaryPassword();
     const passwordHash = await hashSecret(temporary);
     const now = this.clock.now();
+    await this.forgetStaleSignUps(now, address);
     const expiresAt = new Date(now.getTime() + TEMPORARY_PASSWORD_TTL_MS);
     const user: UserRecord = { userId: this.ids.newId('usr'), email: address, passwordHash, status: 'new_password_required', temporaryPasswordExpiresAt: expiresAt };
     const invited = (await this.store.addUser(user, now)) ? user : await this.store.renewInvitation(address, passwordHash, expiresAt, now);
     if (!invited) {
       throw new DomainError('CONFLICT', `${address} already has an account; its owner can sign in, or reset the password with POST /v1/auth/forgot-password`);
     }
-    this.deliver(invitationMail(address, temporary));
+    if (options.mail !== false) this.deliver(invitationMail(address, temporary));
     return this.ref(invited);
   }
 
@@ -225,7 +253,8 @@ export class BuiltinIdentity implements Identity {
   private async mailCode(address: string, purpose: CodePurpose, statuses: readonly UserStatus[]): Promise<CodeSent> {
     const code = await newCode();
     const now = this.clock.now();
-    if (await this.store.putCode(address, statuses, this.codeRecord(purpose, code.hash, now), now)) {
+    await this.forgetStaleSignUps(now, address);
+    if (await this.store.putCode(address, statuses, this.codeRecord(purpose, code.hash, now))) {
       this.deliver(purpose === 'confirm' ? confirmationMail(address, code.code) : resetMail(address, code.code));
     }
     return this.sent(address);
@@ -234,7 +263,9 @@ export class BuiltinIdentity implements Identity {
   /** Spends one try of the person's code and checks it; the same work when there is no code to check. */
   private async checkCode(email: string, purpose: CodePurpose, code: string): Promise<{ userId: string; codeHash: string }> {
     if (!CODE_FORM.test(code)) throw invalidInput(['body', 'code'], `must be the 6 digits we emailed; ${WRONG_CODE[purpose]}`);
-    const taken = await this.store.takeCodeTry(normalizeEmail(email), purpose, this.clock.now());
+    const now = this.clock.now();
+    await this.forgetStaleSignUps(now, normalizeEmail(email));
+    const taken = await this.store.takeCodeTry(normalizeEmail(email), purpose, now);
     const matches = await matchesHash(taken?.codeHash ?? (await this.dummy()), code);
     if (!taken || !matches) throw invalidInput(['body', 'code'], WRONG_CODE[purpose]);
     return taken;

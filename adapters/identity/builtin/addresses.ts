@@ -12,12 +12,4 @@ export function addressOf(email: string): string {
   return address;
 }
 
-/** "alice@example.com" -> "a***@e***.com": enough for the person to recognise, too little to harvest. */
-export function maskAddress(address: string): string {
-  const at = address.lastIndexOf('@');
-  const local = address.slice(0, at);
-  const domain = address.slice(at + 1);
-  const dot = domain.lastIndexOf('.');
-  const tld = dot > 0 ? domain.slice(dot) : '';
-  return `${[...local][0] ?? ''}***@${[...domain][0] ?? ''}***${tld}`;
-}
+export { maskAddress } from '../../../core/identity/addresses.ts';

@@ -36,6 +36,25 @@ export const alreadyRegisteredMail = (to: string): Mail => ({
   ].join('\n'),
 });
 
+/**
+ * Sent instead of a code when someone signs up again with an address that signed up and is not confirmed
+ * yet: nothing changed, and it says how the mailbox's owner gets a password of their own if the first sign-up
+ * was not theirs (a reset confirms the address).
+ */
+export const signUpAgainMail = (to: string): Mail => ({
+  to,
+  subject: 'Someone tried to sign up again with your address',
+  text: [
+    'Someone, maybe you, tried to sign up again with this address, which signed up before and is waiting for its confirmation.',
+    '',
+    'Nothing was changed: the password chosen at the first sign-up stands, and the new one was not saved.',
+    'If the first sign-up was yours and you know its password, confirm it: POST /v1/auth/resend-code ({"email"}) mails a code.',
+    'If you do not know that password, or the first sign-up was not yours, choose your own with POST /v1/auth/forgot-password ({"email"}):',
+    'the reset also confirms the address, and nobody else can sign in with it afterwards.',
+    'If you did not sign up at all, ignore this message: no account is opened without a code from this mailbox.',
+  ].join('\n'),
+});
+
 export const invitationMail = (to: string, temporaryPassword: string): Mail => ({
   to,
   subject: 'You are invited to gpu-control-plane',

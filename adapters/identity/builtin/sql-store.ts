@@ -54,11 +54,13 @@ export class SqlBuiltinStore implements BuiltinStore {
   async renewInvitation(email: string, passwordHash: string, expiresAt: Date, at: Date): Promise<UserRecord | null> {
     const [row] = await this.db.execute<Row[]>(
       `with renewed as (
-         update builtin_users set password_hash = ?, temporary_password_expires_at = ?::timestamptz, updated_at = ?::timestamptz
-          where lower(email) = lower(?) and status = 'new_password_required'
+         update builtin_users set password_hash = ?, status = 'new_password_required', temporary_password_expires_at = ?::timestamptz, updated_at = ?::timestamptz
+          where lower(email) = lower(?) and status in ('new_password_required', 'unconfirmed')
          returning ${USER_COLUMNS}
        ), stale_sessions as (
          delete from builtin_password_sessions s using renewed where s.user_id = renewed.user_id
+       ), stale_codes as (
+         delete from builtin_codes c using renewed where c.user_id = renewed.user_id
        )
        select ${USER_COLUMNS} from renewed`,
       [passwordHash, iso(expiresAt), iso(at), email],
@@ -66,27 +68,23 @@ export class SqlBuiltinStore implements BuiltinStore {
     return row ? toUser(row) : null;
   }
 
-  async putCode(
-    email: string,
-    statuses: readonly UserStatus[],
-    code: { purpose: CodePurpose; hash: string; tries: number; expiresAt: Date },
-    at: Date,
-    passwordHash?: string,
-  ): Promise<string | null> {
+  async forgetUnconfirmed(before: Date, email?: string): Promise<void> {
+    if (email === undefined) {
+      await this.db.execute(`delete from builtin_users where status = 'unconfirmed' and created_at <= ?::timestamptz`, [iso(before)]);
+      return;
+    }
+    await this.db.execute(`delete from builtin_users where lower(email) = lower(?) and status = 'unconfirmed' and created_at <= ?::timestamptz`, [email, iso(before)]);
+  }
+
+  async putCode(email: string, statuses: readonly UserStatus[], code: { purpose: CodePurpose; hash: string; tries: number; expiresAt: Date }): Promise<string | null> {
     // the same statement whether or not the address has an account: the answer takes the same time
     const [row] = await this.db.execute<Row[]>(
-      `with target as (
-         select user_id from builtin_users where lower(email) = lower(?) and status = any(string_to_array(?, ','))
-       ), repassworded as (
-         update builtin_users u set password_hash = ?::text, updated_at = ?::timestamptz
-           from target where u.user_id = target.user_id and ?::text is not null
-       )
-       insert into builtin_codes (user_id, purpose, code_hash, tries_left, expires_at)
-       select user_id, ?, ?, ?, ?::timestamptz from target
+      `insert into builtin_codes (user_id, purpose, code_hash, tries_left, expires_at)
+       select user_id, ?, ?, ?, ?::timestamptz from builtin_users where lower(email) = lower(?) and status = any(string_to_array(?, ','))
        on conflict (user_id, purpose) do update
          set code_hash = excluded.code_hash, tries_left = excluded.tries_left, expires_at = excluded.expires_at
        returning user_id`,
-      [email, statuses.join(','), passwordHash ?? null, iso(at), passwordHash ?? null, code.purpose, code.hash, code.tries, iso(code.expiresAt)],
+      [code.purpose, code.hash, code.tries, iso(code.expiresAt), email, statuses.join(',')],
     );
     return row ? String(row.user_id) : null;
   }

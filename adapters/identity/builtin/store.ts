@@ -26,20 +26,23 @@ export interface AuthorizationCodeRecord {
 export interface BuiltinStore {
   userByEmail(email: string): Promise<UserRecord | null>;
   userById(userId: string): Promise<UserRecord | null>;
+  /** Forgets unconfirmed sign-ups made at or before `before` (of `email` alone, when given), with their codes. */
+  forgetUnconfirmed(before: Date, email?: string): Promise<void>;
   /** Adds the person unless the address has an account already (false then). */
   addUser(user: UserRecord, at: Date): Promise<boolean>;
   /**
-   * Renews a pending invitation of the person at `email` (status new_password_required): the temporary
-   * password and its expiry become these, voiding new-password sessions begun with the old one. Answers the
-   * person, or null when the address has no pending invitation.
+   * Renews a pending invitation of the person at `email` (status new_password_required), or takes over a
+   * sign-up never confirmed (status unconfirmed): the status becomes new_password_required, the temporary
+   * password and its expiry these, and the person's codes and new-password sessions are voided. Answers the
+   * person, or null when the address has no pending invitation nor unconfirmed sign-up.
    */
   renewInvitation(email: string, passwordHash: string, expiresAt: Date, at: Date): Promise<UserRecord | null>;
   /**
    * Stores a new code for the person at `email` if their status is one of `statuses`, replacing (voiding) an
-   * earlier code for the same purpose; with `passwordHash`, their password becomes it in the same step.
-   * Answers the user id, or null when nobody matched (unknown address, other status).
+   * earlier code for the same purpose. Never changes a password: an unconfirmed sign-up keeps the password it
+   * was made with. Answers the user id, or null when nobody matched (unknown address, other status).
    */
-  putCode(email: string, statuses: readonly UserStatus[], code: { purpose: CodePurpose; hash: string; tries: number; expiresAt: Date }, at: Date, passwordHash?: string): Promise<string | null>;
+  putCode(email: string, statuses: readonly UserStatus[], code: { purpose: CodePurpose; hash: string; tries: number; expiresAt: Date }): Promise<string | null>;
   /** Takes one try of the person's live code for `purpose`: its hash, or null when none is left to try. */
   takeCodeTry(email: string, purpose: CodePurpose, now: Date): Promise<{ userId: string; codeHash: string } | null>;
   /** Uses the confirmation code (if still the one with `codeHash`) and confirms the address, in one step. */

@@ -126,17 +126,32 @@ export class CognitoIdentity implements Identity {
     return identityFromClaims(await this.verifier.verify(idToken));
   }
 
-  /** A new user, or (the address invited before and still FORCE_CHANGE_PASSWORD) the invitation sent again. */
-  async invite(email: string): Promise<IdentityRef> {
+  /**
+   * A new user; the address invited before and still FORCE_CHANGE_PASSWORD: the invitation sent again; an
+   * address that signed up and never confirmed (UNCONFIRMED): taken over, its user deleted and made anew by the
+   * invitation (whoever signed up loses it). With `mail: false` nothing is mailed (SUPPRESS; a pending
+   * invitation is left as it is, since Cognito's RESEND always mails).
+   */
+  async invite(email: string, options: { mail?: boolean } = {}): Promise<IdentityRef> {
+    const suppress = options.mail === false;
     const sub = await this.call('adminCreateUser', async () => {
       try {
-        return await this.client.adminCreateUser(email);
+        return await this.client.adminCreateUser(email, { suppress });
       } catch (error) {
         if (exceptionName(error) !== 'UsernameExistsException') throw error;
+        const existing = await this.client.adminGetUser(email);
+        if (existing.status === 'UNCONFIRMED') {
+          // Cognito has no conditional delete: a confirmation landing between these two calls is lost, and the
+          // person gets the invitation instead (the mailbox's owner either way)
+          await this.client.adminDeleteUser(email);
+          return await this.client.adminCreateUser(email, { suppress });
+        }
+        // past its invitation (CONFIRMED and the like): the address has an account in use
+        if (existing.status !== 'FORCE_CHANGE_PASSWORD') throw error;
+        if (suppress) return existing.sub;
         try {
           return await this.client.adminResendInvitation(email);
         } catch (again) {
-          // the user exists but is past its invitation: the address has an account in use
           throw exceptionName(again) === 'UnsupportedUserStateException' ? error : again;
         }
       }

@@ -1,5 +1,6 @@
 import {
   AdminCreateUserCommand,
+  AdminDeleteUserCommand,
   AdminGetUserCommand,
   CognitoIdentityProviderClient,
   ConfirmForgotPasswordCommand,
@@ -173,7 +174,7 @@ export class CognitoClient {
    * template. The address counts as verified, so a forgotten temporary password can be reset later.
    * Returns the new user's `sub`.
    */
-  async adminCreateUser(email: string): Promise<string> {
+  async adminCreateUser(email: string, options: { suppress?: boolean } = {}): Promise<string> {
     const answer = await this.sdk.send(
       new AdminCreateUserCommand({
         UserPoolId: this.options.userPoolId,
@@ -182,13 +183,19 @@ export class CognitoClient {
           { Name: 'email', Value: email },
           { Name: 'email_verified', Value: 'true' },
         ],
-        DesiredDeliveryMediums: ['EMAIL'],
+        // SUPPRESS: the user is made and nothing is mailed (an invitation again later sends the mail)
+        ...(options.suppress ? { MessageAction: 'SUPPRESS' as const } : { DesiredDeliveryMediums: ['EMAIL' as const] }),
       }),
       { abortSignal: this.signal() },
     );
     const sub = answer.User?.Attributes?.find((attribute) => attribute.Name === 'sub')?.Value;
     if (!sub) throw new Error('Cognito AdminCreateUser answered without the new user\'s sub');
     return sub;
+  }
+
+  /** Deletes the user (AdminDeleteUser, signed): how an invitation takes over a sign-up nobody confirmed. */
+  async adminDeleteUser(email: string): Promise<void> {
+    await this.sdk.send(new AdminDeleteUserCommand({ UserPoolId: this.options.userPoolId, Username: email }), { abortSignal: this.signal() });
   }
 
   /**
@@ -206,13 +213,13 @@ export class CognitoClient {
     return sub;
   }
 
-  /** The user's `sub` and address (AdminGetUser, signed like AdminCreateUser). */
-  async adminGetUser(email: string): Promise<{ sub: string; email: string | null }> {
+  /** The user's `sub`, address and status (AdminGetUser, signed like AdminCreateUser). */
+  async adminGetUser(email: string): Promise<{ sub: string; email: string | null; status: string | null }> {
     const answer = await this.sdk.send(new AdminGetUserCommand({ UserPoolId: this.options.userPoolId, Username: email }), { abortSignal: this.signal() });
     const attribute = (name: string) => answer.UserAttributes?.find((a) => a.Name === name)?.Value;
     const sub = attribute('sub');
     if (!sub) throw new Error('Cognito AdminGetUser answered without the user\'s sub');
-    return { sub, email: attribute('email') ?? null };
+    return { sub, email: attribute('email') ?? null, status: answer.UserStatus ?? null };
   }
 
   /**

@@ -126,7 +126,7 @@ export const toDomainError = (operation: Operation, error: unknown): DomainError
     const credentials = error instanceof Error && error.name === 'CredentialsProviderError';
     return new Error(
       credentials
-        ? `Cognito ${operation}: no AWS credentials (${message}); give the control plane credentials allowed cognito-idp:AdminCreateUser and cognito-idp:AdminGetUser on the pool`
+        ? `Cognito ${operation}: no AWS credentials (${message}); give the control plane credentials allowed cognito-idp:AdminCreateUser, cognito-idp:AdminGetUser and cognito-idp:AdminDeleteUser on the pool`
         : `Cognito ${operation}: ${message}`,
       { cause: error },
     );
@@ -142,7 +142,7 @@ export const toDomainError = (operation: Operation, error: unknown): DomainError
   if (hint) return new Error(`Cognito ${operation}: ${name}: ${message}; ${hint}`, { cause: error });
   if (AUTH_FAILURES.has(name)) {
     return new Error(
-      `Cognito ${operation}: ${name}: ${message}; the control plane's AWS credentials must allow cognito-idp:AdminCreateUser and cognito-idp:AdminGetUser on the pool`,
+      `Cognito ${operation}: ${name}: ${message}; the control plane's AWS credentials must allow cognito-idp:AdminCreateUser, cognito-idp:AdminGetUser and cognito-idp:AdminDeleteUser on the pool`,
       { cause: error },
     );
   }

@@ -138,9 +138,10 @@ export const readTokenAnswer = ({ status, body }: OAuthAnswer, lastInterval: num
 export const primaryVerifiedEmail = (emails: readonly GithubEmail[]): string | null =>
   emails.find((e) => e.primary && e.verified)?.email ?? null;
 
-/** The identity is GitHub's numeric user id; the login can be renamed and is never the key. */
+/** The identity is GitHub's numeric user id; the login can be renamed and is never the key (it is shown). */
 export const toIdentity = (user: GithubUser, email: string | null): IdentityRef => ({
   provider: PROVIDER,
   subject: String(user.id),
   email,
+  login: user.login,
 });

@@ -19,6 +19,9 @@ import { Migration0018MarketSnapshots } from './0018-market-snapshots.ts';
 import { Migration0019SessionIdentities } from './0019-session-identities.ts';
 import { Migration0020VolumesCreating } from './0020-volumes-creating.ts';
 import { Migration0021VolumeWindows } from './0021-volume-windows.ts';
+import { Migration0022AuthThrottlesAndMailAllowance } from './0022-auth-throttles-and-mail-allowance.ts';
+import { Migration0023UnconfirmedSignUps } from './0023-unconfirmed-sign-ups.ts';
+import { Migration0024IdentityIds } from './0024-identity-ids.ts';
 import { Migration0028MarketPriceHistory } from './0028-market-price-history.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -44,5 +47,8 @@ export const migrations = [
   { name: '0019-session-identities', class: Migration0019SessionIdentities },
   { name: '0020-volumes-creating', class: Migration0020VolumesCreating },
   { name: '0021-volume-windows', class: Migration0021VolumeWindows },
+  { name: '0022-auth-throttles-and-mail-allowance', class: Migration0022AuthThrottlesAndMailAllowance },
+  { name: '0023-unconfirmed-sign-ups', class: Migration0023UnconfirmedSignUps },
+  { name: '0024-identity-ids', class: Migration0024IdentityIds },
   { name: '0028-market-price-history', class: Migration0028MarketPriceHistory },
 ];

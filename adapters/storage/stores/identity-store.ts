@@ -1,7 +1,20 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { DeviceFlow, DeviceFlowStatus, IdentityLink } from '../../../core/identity/links.ts';
-import type { AuthFailureStore, DeviceFlowStore, IdentityLinkStore } from '../../../core/ports/storage.ts';
+import type { AuthFailureStore, DeviceFlowStore, FailureCount, IdentityLinkStore, MailSendStore } from '../../../core/ports/storage.ts';
 import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
+
+const LINK_COLUMNS = 'id, provider, subject, tenant_id, email, login, linked_by_token_id, created_at';
+
+const toLink = (row: Row): IdentityLink => ({
+  id: String(row.id),
+  provider: String(row.provider),
+  subject: String(row.subject),
+  tenantId: String(row.tenant_id),
+  email: textOrNull(row.email),
+  login: textOrNull(row.login),
+  linkedByTokenId: textOrNull(row.linked_by_token_id),
+  createdAt: date(row.created_at),
+});
 
 export class MikroIdentityLinkStore implements IdentityLinkStore {
   private readonly em: EntityManager;
@@ -11,24 +24,37 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
   }
 
   async find(provider: string, subject: string): Promise<IdentityLink | null> {
-    const [row] = await this.em.execute<Row[]>(`select provider, subject, tenant_id, email, created_at from identity_links where provider = ? and subject = ?`, [provider, subject]);
-    return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
+    const [row] = await this.em.execute<Row[]>(`select ${LINK_COLUMNS} from identity_links where provider = ? and subject = ?`, [provider, subject]);
+    return row ? toLink(row) : null;
   }
 
   async findByEmail(provider: string, email: string): Promise<IdentityLink | null> {
     const [row] = await this.em.execute<Row[]>(
-      `select provider, subject, tenant_id, email, created_at from identity_links where provider = ? and lower(email) = lower(?) order by created_at desc limit 1`,
+      `select ${LINK_COLUMNS} from identity_links where provider = ? and lower(email) = lower(?) order by created_at desc limit 1`,
       [provider, email.trim()],
     );
-    return row ? { provider: String(row.provider), subject: String(row.subject), tenantId: String(row.tenant_id), email: textOrNull(row.email), createdAt: date(row.created_at) } : null;
+    return row ? toLink(row) : null;
   }
 
   async add(link: IdentityLink): Promise<boolean> {
     // a concurrent insert of the same identity waits for the other transaction, then adds nothing
     const rows = await this.em.execute<Row[]>(
-      `insert into identity_links (provider, subject, tenant_id, email, created_at) values (?, ?, ?, ?, ?) on conflict do nothing returning provider`,
-      [link.provider, link.subject, link.tenantId, link.email, link.createdAt],
+      `insert into identity_links (${LINK_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning provider`,
+      [link.id, link.provider, link.subject, link.tenantId, link.email, link.login, link.linkedByTokenId, link.createdAt],
     );
+    return rows.length === 1;
+  }
+
+  async listForTenant(tenantId: string, options: { lock?: boolean } = {}): Promise<IdentityLink[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${LINK_COLUMNS} from identity_links where tenant_id = ? order by created_at, id${options.lock ? ' for update' : ''}`,
+      [tenantId],
+    );
+    return rows.map(toLink);
+  }
+
+  async remove(tenantId: string, id: string): Promise<boolean> {
+    const rows = await this.em.execute<Row[]>(`delete from identity_links where tenant_id = ? and id = ? returning id`, [tenantId, id]);
     return rows.length === 1;
   }
 
@@ -93,16 +119,59 @@ export class MikroAuthFailureStore implements AuthFailureStore {
     this.em = em;
   }
 
-  async record(emailKey: string, kind: 'password' | 'code', at: Date): Promise<void> {
-    await this.em.execute(`insert into auth_failures (email_key, kind, at) values (?, ?, ?)`, [emailKey, kind, at]);
+  async lockEmail(emailKey: string): Promise<void> {
+    // a transaction-scoped advisory lock: nothing to clean up, released at commit or rollback
+    await this.em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`auth-failures:${emailKey}`]);
   }
 
-  async since(emailKey: string, kind: 'password' | 'code', since: Date): Promise<{ count: number; oldest: Date | null }> {
-    const [row] = await this.em.execute<Row[]>(`select count(*) as n, min(at) as oldest from auth_failures where email_key = ? and kind = ? and at > ?`, [emailKey, kind, since]);
-    return { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null };
+  async count(emailKey: string, clientKey: string, kind: 'password' | 'code', since: Date): Promise<{ email: FailureCount; client: FailureCount }> {
+    const [row] = await this.em.execute<Row[]>(
+      `select count(*) as n, min(at) as oldest,
+              count(*) filter (where client_key = ?) as client_n, min(at) filter (where client_key = ?) as client_oldest
+         from auth_failures where email_key = ? and kind = ? and at > ?`,
+      [clientKey, clientKey, emailKey, kind, since],
+    );
+    return {
+      email: { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null },
+      client: { count: row ? num(row.client_n) : 0, oldest: row ? dateOrNull(row.client_oldest) : null },
+    };
+  }
+
+  async record(emailKey: string, clientKey: string, kind: 'password' | 'code', at: Date): Promise<string> {
+    const [row] = await this.em.execute<Row[]>(`insert into auth_failures (email_key, client_key, kind, at) values (?, ?, ?, ?) returning id`, [emailKey, clientKey, kind, at]);
+    return String(row!.id);
+  }
+
+  async forget(id: string): Promise<void> {
+    await this.em.execute(`delete from auth_failures where id = ?`, [id]);
   }
 
   async prune(before: Date): Promise<void> {
     await this.em.execute(`delete from auth_failures where at <= ?`, [before]);
+  }
+}
+
+export class MikroMailSendStore implements MailSendStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async lockAddress(address: string): Promise<void> {
+    await this.em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`mail-sends:${address}`]);
+  }
+
+  async countSince(address: string, since: Date): Promise<FailureCount> {
+    const [row] = await this.em.execute<Row[]>(`select count(*) as n, min(at) as oldest from mail_sends where address = ? and at > ?`, [address, since]);
+    return { count: row ? num(row.n) : 0, oldest: row ? dateOrNull(row.oldest) : null };
+  }
+
+  async record(address: string, at: Date): Promise<void> {
+    await this.em.execute(`insert into mail_sends (address, at) values (?, ?)`, [address, at]);
+  }
+
+  async prune(before: Date): Promise<void> {
+    await this.em.execute(`delete from mail_sends where at <= ?`, [before]);
   }
 }

@@ -96,7 +96,18 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
  * A button that asks first, in a modal dialog (keyboard: focus moves in, Escape cancels). `run` answers an error
  * to show in the dialog, or nothing when done.
  */
-export function Confirm(props: { label: string; title: string; children: ComponentChildren; confirmLabel: string; run: () => Promise<ApiError | null | undefined>; danger?: boolean; small?: boolean; disabled?: boolean }) {
+export function Confirm(props: {
+  label: string;
+  /** The button's accessible name, when the visible label alone is ambiguous (one "Remove" per row); it starts with the label. */
+  name?: string;
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  run: () => Promise<ApiError | null | undefined>;
+  danger?: boolean;
+  small?: boolean;
+  disabled?: boolean;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
@@ -114,7 +125,7 @@ export function Confirm(props: { label: string; title: string; children: Compone
   };
   return (
     <>
-      <button type="button" class={`${props.danger ? 'danger' : 'secondary'}${props.small ? ' small' : ''}`} onClick={open} disabled={props.disabled}>
+      <button type="button" class={`${props.danger ? 'danger' : 'secondary'}${props.small ? ' small' : ''}`} onClick={open} disabled={props.disabled} aria-label={props.name}>
         {props.label}
       </button>
       <dialog ref={dialog} aria-labelledby={titleId}>

@@ -8,6 +8,7 @@ import { MarketPage } from './pages/market.tsx';
 import { RentPage } from './pages/rent.tsx';
 import { InstancesPage } from './pages/instances.tsx';
 import { TokensPage } from './pages/tokens.tsx';
+import { PeoplePage } from './pages/people.tsx';
 import { LibraryPage } from './pages/library.tsx';
 import { BillingPage } from './pages/billing.tsx';
 import { SpotClaimsPage } from './pages/spot-claims.tsx';
@@ -19,6 +20,7 @@ const NAV: [string, string][] = [
   ['/spot-claims', 'Spot claims'],
   ['/billing', 'Billing'],
   ['/tokens', 'Tokens'],
+  ['/people', 'People'],
   ['/library', 'Keys, images & more'],
 ];
 
@@ -40,6 +42,7 @@ function Page({ path, query, signedIn }: { path: string; query: URLSearchParams;
   if (path === '/spot-claims') return <SpotClaimsPage nodeId={query.get('node')} />;
   if (path === '/billing') return <BillingPage />;
   if (path === '/tokens') return <TokensPage />;
+  if (path === '/people') return <PeoplePage />;
   if (path === '/library') return <LibraryPage />;
   return (
     <section>
@@ -61,7 +64,7 @@ function decoded(segment: string): string {
   }
 }
 
-const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/instances': 'Instances', '/spot-claims': 'Spot claims', '/billing': 'Billing', '/tokens': 'Tokens', '/library': 'Keys, images & more' };
+const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/instances': 'Instances', '/spot-claims': 'Spot claims', '/billing': 'Billing', '/tokens': 'Tokens', '/people': 'People', '/library': 'Keys, images & more' };
 
 function App() {
   const { path, query } = useLocation();

@@ -19,3 +19,4 @@ export type Reservation = Schema<'ReservationOut'>;
 export type SpotClaim = Schema<'SpotClaimOut'>;
 export type SignedIn = Schema<'IdpExchangeOut'>;
 export type DeviceStart = Schema<'DeviceStartOut'>;
+export type Identity = Schema<'IdentityOut'>;

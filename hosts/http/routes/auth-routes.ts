@@ -1,4 +1,5 @@
 import type { SignInService } from '../../../core/identity/sign-in-service.ts';
+import { clientKeyOf } from '../client-address.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
 import {
   AuthConfigOut,
@@ -20,7 +21,7 @@ import {
 } from '../schemas/auth.ts';
 
 const publicRoute = { kind: 'public' } as const;
-/** A person signs in with what the body carries; a bearer, when sent, must hold manage and links the identity. */
+/** A person signs in with what the body carries; a bearer, when sent, links the identity into its tenant: it must be a console session or a root token (manage, no cap, no max_rental_hours, no expiry), else 403. */
 const optionalBearer = { kind: 'bearer-or-body', scope: 'manage' } as const;
 const tags = ['sign-in'];
 
@@ -29,6 +30,15 @@ const CONFLICT_UNCONFIRMED: RouteResponse = {
   description: 'The email is not confirmed yet (the detail says how), an invitation\'s temporary password expired (ask the operator for a new invitation), or the identity is linked to another tenant',
 };
 const WRONG_CREDENTIALS: RouteResponse = { status: 401, description: 'Wrong email or password (one answer, whatever was wrong), or an invalid bearer' };
+const LINK_REFUSED: RouteResponse = {
+  status: 403,
+  description: 'A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent',
+};
+const THROTTLED: RouteResponse = {
+  status: 429,
+  description:
+    'Too many failed sign-ins for this email (10 from one client address, 50 from all, in 15 minutes) or wrong codes (5 in 15 minutes), or too many requests; wait Retry-After seconds',
+};
 const UPSTREAM: RouteResponse = { status: 503, description: 'The identity provider could not be reached' };
 
 /** Every route of SPEC.md "Tenants, tokens, sign-in" beyond tokens, and the operator's invitation. */
@@ -68,7 +78,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: publicRoute,
       body: EmailCodeIn,
-      responses: [{ status: 200, description: 'Confirmed: sign in now', schema: AuthStepOut }, UPSTREAM],
+      responses: [{ status: 200, description: 'Confirmed: sign in now', schema: AuthStepOut }, THROTTLED, UPSTREAM],
       async handle({ body }) {
         await signIn.confirmEmail(body.email, body.code);
         return { status: 200, body: { status: 'confirmed' } };
@@ -110,7 +120,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: publicRoute,
       body: PasswordResetIn,
-      responses: [{ status: 200, description: 'The password is set and earlier sessions ended: sign in with it', schema: AuthStepOut }, UPSTREAM],
+      responses: [{ status: 200, description: 'The password is set and earlier sessions ended: sign in with it', schema: AuthStepOut }, THROTTLED, UPSTREAM],
       async handle({ body }) {
         await signIn.resetPassword(body.email, body.code, body.new_password);
         return { status: 200, body: { status: 'password_reset' } };
@@ -124,9 +134,9 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: optionalBearer,
       body: EmailPasswordIn,
-      responses: [{ status: 200, description: 'Signed in, or a new password is required', schema: IdpExchangeOut }, WRONG_CREDENTIALS, CONFLICT_UNCONFIRMED, UPSTREAM],
-      async handle({ body, caller }) {
-        const result = await signIn.signIn(caller, body.email, body.password);
+      responses: [{ status: 200, description: 'Signed in, or a new password is required', schema: IdpExchangeOut }, WRONG_CREDENTIALS, LINK_REFUSED, CONFLICT_UNCONFIRMED, THROTTLED, UPSTREAM],
+      async handle({ body, caller, req }) {
+        const result = await signIn.signIn(caller, body.email, body.password, clientKeyOf(req));
         return {
           status: 200,
           body: result.status === 'signed_in' ? { status: 'signed_in', ...sessionOut(result.session) } : { status: 'new_password_required', session: result.session },
@@ -141,7 +151,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: optionalBearer,
       body: NewPasswordIn,
-      responses: [{ status: 200, description: 'Signed in', schema: IdpExchangeOut }, WRONG_CREDENTIALS, CONFLICT_UNCONFIRMED, UPSTREAM],
+      responses: [{ status: 200, description: 'Signed in', schema: IdpExchangeOut }, WRONG_CREDENTIALS, LINK_REFUSED, CONFLICT_UNCONFIRMED, UPSTREAM],
       async handle({ body, caller }) {
         const session = await signIn.completeNewPassword(caller, body.email, body.session, body.new_password);
         return { status: 200, body: { status: 'signed_in', ...sessionOut(session) } };
@@ -155,7 +165,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       tags,
       access: optionalBearer,
       body: IdpExchangeIn,
-      responses: [{ status: 200, description: 'Signed in', schema: IdpExchangeOut }, CONFLICT_UNCONFIRMED, UPSTREAM],
+      responses: [{ status: 200, description: 'Signed in', schema: IdpExchangeOut }, LINK_REFUSED, CONFLICT_UNCONFIRMED, UPSTREAM],
       async handle({ body, caller }) {
         const session = await signIn.exchange(caller, { code: body.code, redirectUri: body.redirect_uri ?? null, codeVerifier: body.code_verifier ?? null });
         return { status: 200, body: { status: 'signed_in', ...sessionOut(session) } };
@@ -191,6 +201,7 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       body: DevicePollIn,
       responses: [
         { status: 200, description: 'Where the flow stands; wait `interval` seconds before the next poll', schema: DevicePollOut },
+        LINK_REFUSED,
         { status: 409, description: 'Device sign-in is not configured, or the identity is linked to another tenant' },
         UPSTREAM,
       ],

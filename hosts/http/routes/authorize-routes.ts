@@ -4,6 +4,7 @@ import { redirectWithCode, type AuthorizationRequest } from '../../../adapters/i
 import { DomainError } from '../../../core/errors.ts';
 import type { IdentityRef, SignInOutcome } from '../../../core/ports/identity.ts';
 import { errorPage, newPasswordPage, PAGE_HEADERS, signInPage } from '../authorize-page.ts';
+import { clientKeyOf } from '../client-address.ts';
 import { readFormBody } from '../form-body.ts';
 import { HttpProblem } from '../json-body.ts';
 import { defineRoute, type HandlerResult, type RouteDef } from '../route.ts';
@@ -15,8 +16,8 @@ export interface AuthorizeDeps {
     authorizationRequest(query: Record<string, unknown>): { request: AuthorizationRequest } | { problem: string };
     issueAuthorizationCode(identity: IdentityRef, request: AuthorizationRequest): Promise<string>;
   };
-  /** Checks an email and password (the core's throttled sign-in). */
-  signIn(email: string, password: string): Promise<SignInOutcome>;
+  /** Checks an email and password (the core's throttled sign-in); `client` is the caller's address as throttles count it. */
+  signIn(email: string, password: string, client: string): Promise<SignInOutcome>;
   /** Completes a sign-in that answered new_password_required. */
   completeNewPassword(email: string, session: string, newPassword: string): Promise<IdentityRef>;
 }
@@ -161,7 +162,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): RouteDef[] {
           );
         }
         try {
-          const outcome = await deps.signIn(email, password);
+          const outcome = await deps.signIn(email, password, clientKeyOf(req));
           if (outcome.kind === 'signed_in') return await codeFor(outcome.identity, request);
           return page(200, newPasswordPage(request, { email, session: outcome.session }));
         } catch (error) {

@@ -147,7 +147,7 @@ describe('github code host against the fake', () => {
       expect(await host.pollDevice(deviceCode)).toEqual({
         status: 'complete',
         // the noreply address is verified and listed first, but not primary
-        identity: { provider: 'github', subject: '583231', email: 'octocat@example.com' },
+        identity: { provider: 'github', subject: '583231', email: 'octocat@example.com', login: 'octocat' },
       });
       const [user] = fake.state.requestsTo('GET', '/user');
       expect(user?.headers.authorization).toMatch(/^Bearer gho_/);
@@ -160,7 +160,7 @@ describe('github code host against the fake', () => {
       const deviceCode = await approved(host, { ...OCTOCAT, emailVerified: false });
       expect(await host.pollDevice(deviceCode)).toEqual({
         status: 'complete',
-        identity: { provider: 'github', subject: '583231', email: null },
+        identity: { provider: 'github', subject: '583231', email: null, login: 'octocat' },
       });
     });
 
@@ -176,7 +176,7 @@ describe('github code host against the fake', () => {
       const deviceCode = await approved(host);
       expect(await host.pollDevice(deviceCode)).toEqual({
         status: 'complete',
-        identity: { provider: 'github', subject: '583231', email: null },
+        identity: { provider: 'github', subject: '583231', email: null, login: 'octocat' },
       });
     });
 
@@ -280,7 +280,7 @@ describe('github code host against the fake', () => {
       later(5);
       expect(await host.pollDevice(deviceCode)).toEqual({
         status: 'complete',
-        identity: { provider: 'github', subject: '583231', email: 'octocat@example.com' },
+        identity: { provider: 'github', subject: '583231', email: 'octocat@example.com', login: 'octocat' },
       });
       // no second token request: GitHub would have answered incorrect_device_code
       expect(fake.state.requestsTo('POST', '/login/oauth/access_token')).toHaveLength(1);

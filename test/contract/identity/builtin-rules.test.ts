@@ -288,16 +288,35 @@ describe('sign-up of an address that has an account', () => {
     expect(await codeRows(email)).toEqual([]);
   });
 
-  it('gives a still unconfirmed account the new password and a new code, voiding the old one', async () => {
+  it('keeps a still unconfirmed account\'s first password and code, and mails a notice without a code', async () => {
     const email = address('again');
     await identity.signUp(email, PASSWORD);
-    const old = await confirmCode(email);
+    const first = await confirmCode(email);
+    const before = await userRow(email);
+    await identity.signUp(email, OTHER);
+    await identity.idle();
+    const last = outbox.to(email).at(-1)!;
+    expect(last.subject).toBe('Someone tried to sign up again with your address');
+    expect(last.text).toMatch(/forgot-password/);
+    expect(last.text).not.toMatch(/\d{6}/);
+    expect(await userRow(email)).toEqual(before);
+    await identity.confirmEmail(email, first);
+    expect((await identity.signIn(email, PASSWORD)).kind).toBe('signed_in');
+    expect((await domainErrorOf(identity.signIn(email, OTHER))).code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('forgets a sign-up nobody confirmed for 7 days, with its code: the address signs up afresh', async () => {
+    const email = address('stale');
+    await identity.signUp(email, PASSWORD);
+    const stale = await confirmCode(email);
+    const before = await userRow(email);
+    clock.advance(7 * 86_400_000);
     await identity.signUp(email, OTHER);
     const fresh = await confirmCode(email);
-    if (fresh !== old) expect((await domainErrorOf(identity.confirmEmail(email, old))).code).toBe('INVALID_INPUT');
+    expect((await userRow(email)).user_id).not.toBe(before.user_id);
+    if (fresh !== stale) expect((await domainErrorOf(identity.confirmEmail(email, stale))).code).toBe('INVALID_INPUT');
     await identity.confirmEmail(email, fresh);
     expect((await identity.signIn(email, OTHER)).kind).toBe('signed_in');
-    expect((await domainErrorOf(identity.signIn(email, PASSWORD))).code).toBe('INVALID_CREDENTIALS');
   });
 });
 
@@ -361,6 +380,32 @@ describe('invitations', () => {
       passwords.add(temporaryPasswordIn(outbox.to(email).at(-1)!)!);
     }
     expect(passwords.size).toBe(5);
+  });
+
+  it('takes over an address that signed up and never confirmed: its password and codes stop working', async () => {
+    const email = address('squatted');
+    await identity.signUp(email, PASSWORD);
+    const squatterCode = await confirmCode(email);
+    const before = await userRow(email);
+    const invited = await identity.invite(email);
+    expect(invited.subject).toBe(before.user_id);
+    expect(await codeRows(email)).toEqual([]);
+    expect((await domainErrorOf(identity.signIn(email, PASSWORD))).code).toBe('INVALID_CREDENTIALS');
+    expect((await domainErrorOf(identity.confirmEmail(email, squatterCode))).code).toBe('INVALID_INPUT');
+    await identity.idle();
+    const step = await identity.signIn(email, temporaryPasswordIn(outbox.to(email).at(-1)!)!);
+    expect(step.kind).toBe('new_password_required');
+  });
+
+  it('with mail: false makes the account and mails nothing; inviting again mails a fresh temporary password', async () => {
+    const email = address('unmailed');
+    const invited = await identity.invite(email, { mail: false });
+    await identity.idle();
+    expect(outbox.to(email)).toEqual([]);
+    expect(await userRow(email)).toMatchObject({ user_id: invited.subject, status: 'new_password_required' });
+    expect(await identity.invite(email)).toEqual(invited);
+    await identity.idle();
+    expect(temporaryPasswordIn(outbox.to(email).at(-1)!)).not.toBeNull();
   });
 });
 

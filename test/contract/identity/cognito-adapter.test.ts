@@ -327,6 +327,35 @@ describe('cognito: Cognito\'s answers as the port\'s outcomes', () => {
   });
 });
 
+describe('cognito: invitations and the mail allowance', () => {
+  it('with mail: false the user is made with SUPPRESS and nothing is sent; a pending invitation is not resent; inviting again mails', async () => {
+    const { fake, identity } = await open();
+    const invited = await identity.invite('quiet@example.com', { mail: false });
+    expect(fake.state.callsTo('AdminCreateUser')[0]!.body).toMatchObject({ MessageAction: 'SUPPRESS' });
+    expect(await identity.invite('quiet@example.com', { mail: false })).toEqual(invited);
+    expect(fake.state.outbox.filter((m) => m.to === 'quiet@example.com')).toEqual([]);
+    expect(await identity.invite('quiet@example.com')).toEqual(invited);
+    expect(fake.state.outbox.filter((m) => m.to === 'quiet@example.com').map((m) => m.kind)).toEqual(['invite']);
+  });
+
+  it('takes over an UNCONFIRMED sign-up by deleting and making the user again (a new sub), signed', async () => {
+    const { fake, identity } = await open();
+    await identity.signUp('squat@example.com', PASSWORD);
+    const squatter = fake.state.userByEmail('squat@example.com')!.sub;
+    const invited = await identity.invite('squat@example.com');
+    expect(invited.subject).not.toBe(squatter);
+    expect(fake.state.userByEmail('squat@example.com')!.status).toBe('FORCE_CHANGE_PASSWORD');
+    expect(String(fake.state.callsTo('AdminDeleteUser')[0]!.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 /);
+  });
+
+  it('still refuses an address whose account is in use', async () => {
+    const { fake, identity } = await open();
+    await confirmedUser(fake, identity, 'inuse@example.com');
+    expect((await domainError(identity.invite('inuse@example.com'))).code).toBe('CONFLICT');
+    expect(fake.state.callsTo('AdminDeleteUser')).toEqual([]);
+  });
+});
+
 describe('cognito: hosted UI and configuration', () => {
   it('publicConfig names the pool, client and hosted UI, never the secret', async () => {
     const { fake, identity } = await open({ clientSecret: 'top-secret-value' });

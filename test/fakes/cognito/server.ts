@@ -8,7 +8,7 @@ import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
  * - the user pool API over JSON 1.1 (POST / with X-Amz-Target AWSCognitoIdentityProviderService.<Op>):
  *   SignUp, ConfirmSignUp, ResendConfirmationCode, InitiateAuth (USER_PASSWORD_AUTH),
  *   RespondToAuthChallenge (NEW_PASSWORD_REQUIRED), ForgotPassword, ConfirmForgotPassword and the signed
- *   AdminCreateUser (MessageAction RESEND too) and AdminGetUser; exceptions as Cognito sends them (HTTP 400, x-amzn-ErrorType, `__type` and `message`);
+ *   AdminCreateUser (MessageAction RESEND and SUPPRESS too), AdminGetUser and AdminDeleteUser; exceptions as Cognito sends them (HTTP 400, x-amzn-ErrorType, `__type` and `message`);
  * - the hosted UI's POST /oauth2/token (authorization code with PKCE, Basic auth for a client with a secret);
  * - the pool's JWKS at /{poolId}/.well-known/jwks.json; tokens signed RS256 with a `kid`, issuer
  *   `${url}/${poolId}`.
@@ -590,6 +590,18 @@ export async function startFakeCognito(options: FakeCognitoOptions = {}): Promis
         state.outbox.push({ to: user.email, kind: 'invite', code: null, temporaryPassword: temporary, at: Date.now() });
       }
       return ok({ User: userType(user) });
+    },
+
+    AdminDeleteUser(body, req) {
+      if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ')) {
+        return exception('MissingAuthenticationTokenException', 'Missing Authentication Token');
+      }
+      if (str(body, 'UserPoolId') !== userPoolId) return exception('ResourceNotFoundException', `User pool ${str(body, 'UserPoolId') ?? ''} does not exist.`);
+      const user = state.userByEmail(str(body, 'Username') ?? '');
+      if (!user) return exception('UserNotFoundException', 'User does not exist.');
+      // its codes were keyed by its sub: a user made again under the address has a new sub, and none of them
+      state.users.delete(user.email.toLowerCase());
+      return ok({});
     },
 
     AdminGetUser(body, req) {
