@@ -5,7 +5,7 @@ export type Env = Record<string, string | undefined>;
 
 /**
  * Raw SQL on the control plane's own database (MikroStorage.execute; `?` placeholders), for an adapter
- * that keeps state there (the sandbox's simulated cloud). Each call is one statement outside any transaction.
+ * that keeps state there (a simulated cloud). Each call is one statement outside any transaction.
  */
 export interface ProviderDatabase {
   execute<T = Record<string, unknown>[]>(sql: string, params?: unknown[]): Promise<T>;
@@ -17,11 +17,34 @@ export interface ProviderRuntime {
   database: ProviderDatabase;
 }
 
-/** What the composition root needs to know about one provider adapter. */
+/**
+ * One row of docs/configuration.md: a variable that enables or tunes a provider, and the ones that go with it
+ * (named in backquotes in `meaning`). The configuration reference lists every module's rows in registry order.
+ */
+export interface ProviderVariable {
+  names: readonly string[];
+  default: string;
+  /** Markdown. */
+  meaning: string;
+}
+
+/**
+ * What the rest of the control plane knows about one provider: its name, its traits, how the environment enables
+ * it and how it is built. Nothing outside the provider's folder and the registry names a provider
+ * (docs/adding-a-provider.md).
+ */
 export interface ProviderModule<C = any> {
+  /** Lower case, the prefix of its node ids (`<name>:<offer id>`); the adapter's `Provider.name`. */
   name: string;
-  /** Rents real machines for real money (the sandbox does not): turns RENTALS_OPEN's default to false. */
+  /** Rents real machines for real money (a simulated cloud does not): turns RENTALS_OPEN's default to false. */
   real: boolean;
+  /**
+   * The user an SSH login to its machines takes: `root` in a container, the image's own user on a virtual
+   * machine. Instances state it (`ssh_user`), so no client keeps a table of its own.
+   */
+  sshUser: string;
+  /** Its rows of docs/configuration.md: every variable `fromEnv` reads is named there (a test holds it). */
+  configuration: readonly ProviderVariable[];
   /**
    * The adapter's settings from the environment, or null when the environment does not enable it.
    * Throws an Error whose message names the variable when a value is wrong.

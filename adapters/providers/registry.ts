@@ -4,7 +4,17 @@ import { runpodModule } from './runpod/index.ts';
 import { sandboxModule } from './sandbox/index.ts';
 import { vastModule } from './vast/index.ts';
 
-/** Every provider adapter this build knows. A new provider is its folder plus one line here. */
+/**
+ * Every provider adapter this build knows, one line each: adding a provider is its folder plus its line here
+ * (docs/adding-a-provider.md). Everything else (configuration, docs, help texts, the SSH user of an instance)
+ * reads the list.
+ */
 export const PROVIDER_MODULES: readonly ProviderModule[] = [sandboxModule, vastModule, runpodModule, lambdaModule];
 
 export const providerModule = (name: string): ProviderModule | undefined => PROVIDER_MODULES.find((module) => module.name === name);
+
+/** The names of the providers this build knows, in registry order. */
+export const PROVIDER_NAMES: readonly string[] = PROVIDER_MODULES.map((module) => module.name);
+
+/** The SSH login user of a provider's machines; null for a provider this build does not know (a test's own). */
+export const sshUserOf = (provider: string): string | null => providerModule(provider)?.sshUser ?? null;

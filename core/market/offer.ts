@@ -3,7 +3,7 @@
  * Adapters produce offers; the core turns them into priced nodes (integer cents) for callers.
  */
 export interface Offer {
-  /** Provider-scoped, stable across refreshes: "<provider>:<provider's own offer id>", e.g. "vast:123456". */
+  /** Provider-scoped, stable across refreshes: "<provider>:<provider's own offer id>". */
   id: string;
   provider: string;
   /** The GPU family, e.g. "H100", "A100", "RTX4090" (upper case, no spaces). */
@@ -47,7 +47,7 @@ export interface Offer {
   attributes: Record<string, string | number | boolean>;
 }
 
-/** The provider of a node id ("vast:123" -> "vast"); null without one (a search: its provider is chosen when it runs). */
+/** The provider of a node id ("<provider>:<offer id>" -> "<provider>"); null without one (a search: its provider is chosen when it runs). */
 export function providerOf(nodeId: string | null): string | null {
   const at = nodeId?.indexOf(':') ?? -1;
   return nodeId && at > 0 ? nodeId.slice(0, at) : null;

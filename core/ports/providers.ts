@@ -10,7 +10,7 @@ export type MachineStatus = 'provisioning' | 'running' | 'rebooting' | 'stopped'
 
 /** A machine as the provider reports it. */
 export interface Machine {
-  /** The provider's own id of the machine (Vast contract id, RunPod pod id, Lambda instance id). */
+  /** The provider's own id of the machine (its contract, pod or instance id). */
   machineId: string;
   /** Our instance id, read back from the field we put it in (label, name, tag); null if absent. */
   label: string | null;
@@ -76,14 +76,14 @@ export class ProviderFailure extends Error {
 
 /** The small interface every upstream GPU cloud adapter implements. */
 export interface Provider {
-  /** Lower-case provider name, the prefix of its offer ids: "sandbox", "vast", "runpod", "lambda". */
+  /** Lower-case provider name, the prefix of its offer ids ("<name>:<offer id>"). */
   readonly name: string;
   /** The create options this provider carries out (see MACHINE_OPTIONS). */
   readonly machineOptions: readonly MachineOption[];
   /** `extra_filters` keys this provider understands; matched against Offer.attributes. */
   readonly extraFilterKeys: readonly string[];
   /**
-   * Standard search filters on fields this provider never reports (Lambda states no download speed):
+   * Standard search filters on fields this provider never reports (a cloud that states no download speed):
    * they are not applied to its offers and are reported in its `ignored_filters`.
    */
   readonly unfilterable?: readonly StandardFilter[];
@@ -114,7 +114,7 @@ export interface SelfRemoving {
 
 /** A volume as the provider keeps it. */
 export interface UpstreamVolume {
-  /** The provider's own id of the volume (RunPod network volume id, Lambda filesystem name or id). */
+  /** The provider's own id of the volume (a network volume's id, a filesystem's name or id). */
   volumeId: string;
   /** Our volume id, read back from the field we put it in (name); null if absent. */
   label: string | null;

@@ -1008,6 +1008,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The clouds this server lists and rents from, with what each supports
+         * @description Bearer token with the `read` scope.
+         */
+        get: operations["listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operator/sandbox/machines/{instance_id}/lose": {
         parameters: {
             query?: never;
@@ -1941,7 +1961,7 @@ export interface components {
              */
             virtualized?: boolean;
             /**
-             * @description Only this provider, e.g. sandbox, vast, runpod, lambda.
+             * @description Only this provider: one of sandbox, vast, runpod, lambda that this server enables (GET /v1/providers lists them).
              * @example sandbox
              */
             provider?: string;
@@ -2363,7 +2383,7 @@ export interface components {
             rentals_open: boolean;
         };
         NodeOut: {
-            /** @description Provider-scoped and stable, e.g. vast:123456; pass it as node_id to rent. */
+            /** @description Provider-scoped and stable, `<provider>:<its offer id>`; pass it as node_id to rent. */
             id: string;
             provider: string;
             /** @description GPU family, e.g. H100. */
@@ -2684,6 +2704,11 @@ export interface components {
             terminated_at: string | null;
             ssh_host: string | null;
             ssh_port: number | null;
+            /**
+             * @description The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds); null for a provider this server does not know.
+             * @example root
+             */
+            ssh_user: string | null;
             idempotency_key: string | null;
             /** @description Why the rental failed (status failed); it cost nothing. */
             failure: string | null;
@@ -2772,6 +2797,22 @@ export interface components {
             median_price_per_gpu_hour_cents: number;
             /** @description GPUs available in verified offers. */
             available_gpus: number;
+        };
+        ProvidersOut: {
+            /** @description Every provider this server lists and rents from, in the order of its configuration. */
+            providers: components["schemas"]["ProviderOut"][];
+        };
+        ProviderOut: {
+            /** @description The prefix of its node ids (`<name>:<offer id>`), and the `provider` of its nodes, instances and volumes. */
+            name: string;
+            /** @description The user its machines log in as, as each of its instances states it (`ssh_user`). */
+            ssh_user: string | null;
+            /** @description What its nodes and instances support, as each node's `supported_operations` lists it (reboot, spot, create options). */
+            supported_operations: string[];
+            /** @description Whether it hosts volumes (POST /v1/volumes). */
+            volumes: boolean;
+            /** @description The `extra_filters` keys of GET /v1/gpus it knows. */
+            extra_filter_keys: string[];
         };
         SandboxEventOut: {
             /** @enum {string} */
@@ -9207,6 +9248,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The enabled providers */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProvidersOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `read` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
             /** @description Too many requests; wait Retry-After seconds */

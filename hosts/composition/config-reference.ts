@@ -1,3 +1,4 @@
+import { PROVIDER_MODULES } from '../../adapters/providers/registry.ts';
 import { METERED_PRICES_EXAMPLE } from './metering-config.ts';
 
 /**
@@ -67,7 +68,7 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
   {
     names: ["MARKET_REFRESH_SECONDS"],
     default: "`60`",
-    meaning: "how often each provider's offers are listed, among all replicas together (upstream search APIs are rate limited: lower it only for the sandbox or a fake)",
+    meaning: "how often each provider's offers are listed, among all replicas together (upstream search APIs are rate limited: lower it only for a simulated cloud or a fake)",
   },
   {
     names: ["TRUST_PROXY"],
@@ -79,29 +80,11 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
     default: "`info`",
     meaning: "pino level, or `silent`",
   },
-  {
-    names: ["SANDBOX_ENABLED"],
-    default: "`true`",
-    meaning: "the simulated GPU cloud (`SANDBOX_OFFERS` 300, `SANDBOX_SEED` 2026, `SANDBOX_LATENCY_MS` 0, `SANDBOX_VOLUME_USD_PER_GB_MONTH` 0.07)",
-  },
-  {
-    names: ["VAST_API_KEY"],
-    default: "unset",
-    meaning: "enables Vast.ai (`VAST_BASE_URL`, `VAST_DISK_GB` 32 optional)",
-  },
-  {
-    names: ["RUNPOD_API_KEY"],
-    default: "unset",
-    meaning: "enables RunPod (`RUNPOD_BASE_URL`, `RUNPOD_GRAPHQL_URL` optional; `RUNPOD_VOLUME_USD_PER_GB_MONTH` 0.07)",
-  },
-  {
-    names: ["LAMBDA_API_KEY"],
-    default: "unset",
-    meaning: "enables Lambda Cloud (`LAMBDA_BASE_URL`, `LAMBDA_SSH_KEY_NAME` optional; `LAMBDA_VOLUME_USD_PER_GB_MONTH` 0.20)",
-  },
+  // each provider's own rows, from its module, in registry order
+  ...PROVIDER_MODULES.flatMap((module) => module.configuration),
   {
     names: ["RENTALS_OPEN"],
-    default: "`true` with only the sandbox, `false` once a real cloud is enabled",
+    default: "`true` while only simulated clouds are enabled, `false` once a real cloud is",
     meaning: "whether renting is open",
   },
   {

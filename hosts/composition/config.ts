@@ -18,13 +18,13 @@ export interface ControlPlaneConfig {
   tokenCacheMs?: number;
   /** Redis shared by the replicas (rate-limit counters, revocations); without it each process keeps its own. */
   redis?: { url: string; prefix?: string };
-  /** The upstream clouds to list and rent from. Default: the sandbox alone. */
+  /** The upstream clouds to list and rent from. Default: the embedded simulated cloud alone. */
   providers?: ProviderSetting[];
   market?: MarketConfig;
   billing?: BillingConfig;
   /**
    * The card processor: Stripe, or the embedded manual one, whose checkout page credits pretend money. Unset means
-   * the manual one while only the sandbox is enabled; with a real cloud it must be named (`{ kind: 'manual' }`: a trial).
+   * the manual one while every enabled cloud is simulated; with a real cloud it must be named (`{ kind: 'manual' }`: a trial).
    */
   payments?: PaymentsConfig;
   /** Where this server is reached from outside (checkout pages, return addresses). Default http://localhost:8080. */
@@ -101,7 +101,7 @@ export interface BillingConfig {
 export interface MarketConfig {
   /** Added to upstream prices once renting is open, in basis points. Default 0. */
   markupBps?: number;
-  /** Default: true when only the sandbox is enabled, false as soon as a real cloud is. */
+  /** Default: true while every enabled cloud is simulated, false as soon as a real cloud is. */
   rentalsOpen?: boolean;
   /** Longest a provider's offer listing may take before it counts as failed. Default 10 000 ms. */
   providerTimeoutMs?: number;

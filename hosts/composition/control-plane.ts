@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { Cron } from 'croner';
 import { SystemClock } from '../../adapters/clock/system-clock.ts';
-import { providerModule } from '../../adapters/providers/registry.ts';
+import { providerModule, sshUserOf } from '../../adapters/providers/registry.ts';
 import type { ProviderRuntime } from '../../adapters/providers/provider-module.ts';
 import { NodeSecrets, RandomIds } from '../../adapters/crypto/node-secrets.ts';
 import { MikroStorage } from '../../adapters/storage/mikro-storage.ts';
@@ -12,6 +12,7 @@ import { MikroMarketSnapshotStore } from '../../adapters/storage/stores/market-s
 import { MikroPriceHistoryStore } from '../../adapters/storage/stores/price-history-store.ts';
 import { PriceHistory } from '../../core/market/price-history.ts';
 import { marketHistoryRoutes } from '../http/routes/market-history-routes.ts';
+import { providerRoutes } from '../http/routes/provider-routes.ts';
 import { sandboxRoutes } from '../http/routes/sandbox-routes.ts';
 import { SandboxChaos } from './sandbox-chaos.ts';
 import { SandboxProvider } from '../../adapters/providers/sandbox/adapter.ts';
@@ -535,6 +536,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
     ...marketHistoryRoutes(services.priceHistory),
+    ...providerRoutes(built.providers, sshUserOf),
     // only with the sandbox on: elsewhere the paths do not exist (404)
     ...(sandbox ? sandboxRoutes(new SandboxChaos({ storage, sandbox })) : []),
     ...reservationRoutes(services.reservations),

@@ -22,6 +22,7 @@ const EXPECTED = [
   'GET /v1/marketplace',
   'GET /v1/market/summary',
   'GET /v1/market/history',
+  'GET /v1/providers',
   'GET /v1/billing/account',
   'GET /v1/billing/balance',
   'POST /v1/billing/deposits',

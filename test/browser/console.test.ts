@@ -183,6 +183,8 @@ describe('the console', () => {
     expect(types.length).toBeGreaterThan(0);
     for (const t of types) expect(t.startsWith(gpuType)).toBe(true);
     await expect(page.locator('.providers').textContent()).resolves.toContain('sandbox');
+    // the Provider filter's hint names the providers the server enables (GET /v1/providers): here the sandbox alone
+    await expect.poll(() => page.locator('.filters .hint', { hasText: /^provider: / }).textContent()).toBe('provider: one of sandbox');
     // the chosen GPU type's price history: the snapshot taken at start is its first hour
     await expect.poll(() => page.getByRole('heading', { name: `Price history: ${gpuType}` }).count()).toBe(1);
     await expect.poll(async () => (await page.locator('.history-summary').textContent()) ?? '').toMatch(/Lowest verified price per GPU hour over these \d+ points/);
@@ -232,6 +234,9 @@ describe('the console', () => {
     await page.getByLabel('Ports').fill('http');
     await page.getByRole('button', { name: 'Save template' }).click();
     await expect.poll(() => page.locator('#templates').getByRole('alert').textContent()).toBe('"http" is not a port number');
+    // a volume is made at a provider that hosts them: the server's (GET /v1/providers) is the default and the hint
+    await expect.poll(() => page.getByLabel('Volume provider').inputValue()).toBe('sandbox');
+    expect(await page.locator('#volumes .hint', { hasText: 'with volumes here' }).textContent()).toBe('with volumes here: sandbox');
     await check('library');
 
     await page.getByRole('link', { name: 'Market' }).click();
@@ -249,7 +254,8 @@ describe('the console', () => {
     await page.getByRole('button', { name: `Rent for ${rate} now` }).click();
     await page.waitForURL('**/console/instances**');
     const card = page.locator('li.instance', { hasText: 'trainer' });
-    await expect.poll(() => card.locator('.status').textContent()).toBe('provisioning');
+    // the instances page loads after the navigation: on a loaded machine that takes more than the 1 s default
+    await expect.poll(() => card.locator('.status').textContent(), { timeout: 15_000 }).toBe('provisioning');
     await check('instances-provisioning');
 
     api.clock.advance(21_000); // the sandbox's 20 s start, on the server's clock; the page polls by itself
@@ -260,6 +266,18 @@ describe('the console', () => {
     await card.getByRole('button', { name: /Copy the ssh command/ }).click();
     expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(ssh);
     await expect.poll(() => card.locator('.ssh .copied').textContent()).toBe('Copied');
+    // the login user is the one the instance states (ssh_user): another provider's shows as the API says it
+    const stated = (await api.call('GET', '/v1/instances', { token: (await session())! })).body as { name: string; ssh_user: string; ssh_host: string; ssh_port: number }[];
+    const trainer = stated.find((i) => i.name === 'trainer')!;
+    expect(ssh).toBe(`ssh -p ${trainer.ssh_port} ${trainer.ssh_user}@${trainer.ssh_host}`);
+    await page.route('**/v1/instances', async (route) => {
+      const response = await route.fetch();
+      const listed = (await response.json()) as { ssh_user: string | null }[];
+      await route.fulfill({ response, json: listed.map((i) => ({ ...i, ssh_user: 'ubuntu' })) });
+    });
+    await expect.poll(() => card.locator('.ssh code').textContent(), { timeout: 15_000 }).toBe(`ssh -p ${trainer.ssh_port} ubuntu@${trainer.ssh_host}`);
+    await page.unroute('**/v1/instances');
+    await expect.poll(() => card.locator('.ssh code').textContent(), { timeout: 15_000 }).toBe(ssh);
     await check('instances-running');
 
     await card.getByRole('button', { name: 'Reboot' }).click();

@@ -48,6 +48,15 @@ export function createLambdaProvider(config: LambdaProviderConfig): LambdaProvid
 export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
   name: 'lambda',
   real: true,
+  // an instance is a virtual machine on Lambda's Ubuntu image, whose login user is ubuntu
+  sshUser: 'ubuntu',
+  configuration: [
+    {
+      names: ['LAMBDA_API_KEY'],
+      default: 'unset',
+      meaning: 'enables Lambda Cloud (`LAMBDA_BASE_URL`, `LAMBDA_SSH_KEY_NAME` optional; `LAMBDA_VOLUME_USD_PER_GB_MONTH` 0.20)',
+    },
+  ],
   fromEnv(env) {
     const credentials = envCredentials(env, 'LAMBDA', 'Lambda');
     const sshKeyName = env.LAMBDA_SSH_KEY_NAME?.trim();

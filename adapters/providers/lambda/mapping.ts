@@ -6,7 +6,7 @@ import type { Machine, MachineStatus } from '../../../core/ports/providers.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
 
 export const PROVIDER = 'lambda';
-/** The tag key that carries our instance id (PROVIDERS.md: name plus tag `cp-id`). */
+/** The tag key that carries our instance id (docs/decisions.md, Provider adapters: name plus tag `cp-id`). */
 export const ID_TAG = 'cp-id';
 /** The caller's human name rides along in a second tag, since `name` holds our id. */
 export const NAME_TAG = 'cp-name';

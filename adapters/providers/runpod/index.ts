@@ -63,6 +63,15 @@ export { RunpodProvider } from './adapter.ts';
 export const runpodModule: ProviderModule<RunpodProviderConfig> = {
   name: 'runpod',
   real: true,
+  // a pod is a container the SSH login enters as root
+  sshUser: 'root',
+  configuration: [
+    {
+      names: ['RUNPOD_API_KEY'],
+      default: 'unset',
+      meaning: 'enables RunPod (`RUNPOD_BASE_URL`, `RUNPOD_GRAPHQL_URL` optional; `RUNPOD_VOLUME_USD_PER_GB_MONTH` 0.07)',
+    },
+  ],
   fromEnv(env) {
     const credentials = envCredentials(env, 'RUNPOD', 'RunPod');
     const graphqlUrl = envUrl(env, 'RUNPOD_GRAPHQL_URL');

@@ -30,7 +30,7 @@ export interface SandboxConfig {
   terminatedRetentionMs?: number;
   /** Milliseconds since the epoch (default Date.now); inject one to move machines on without sleeping. */
   clock?: () => number;
-  /** What a volume costs, exact decimal USD per GB-month, in every region (default "0.07", RunPod's network volume price). */
+  /** What a volume costs, exact decimal USD per GB-month, in every region (default "0.07", a common network volume price). */
   volumePriceUsdPerGbMonth?: string;
 }
 
@@ -70,6 +70,15 @@ export function createSandboxProvider(config: SandboxConfig = {}, database?: Pro
 export const sandboxModule: ProviderModule<SandboxConfig> = {
   name: 'sandbox',
   real: false,
+  // it simulates a container cloud: the login is root
+  sshUser: 'root',
+  configuration: [
+    {
+      names: ['SANDBOX_ENABLED'],
+      default: '`true`',
+      meaning: 'the simulated GPU cloud (`SANDBOX_OFFERS` 300, `SANDBOX_SEED` 2026, `SANDBOX_LATENCY_MS` 0, `SANDBOX_VOLUME_USD_PER_GB_MONTH` 0.07)',
+    },
+  ],
   fromEnv(env) {
     if (!envFlag(env, 'SANDBOX_ENABLED', true)) return null;
     const config: SandboxConfig = {

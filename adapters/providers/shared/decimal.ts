@@ -1,7 +1,7 @@
 /**
  * Arithmetic on exact decimal USD text ("0.3616", "12"), done on scaled BigInts so no binary float rounds a
- * price: what spot prices and bids need (a Vast spot price is its minimum bid plus storage, a RunPod bid is
- * per GPU).
+ * price: what spot prices and bids need (a spot price may be a minimum bid plus storage, a bid may be per
+ * GPU).
  */
 
 const PLAIN = /^(\d+)(?:\.(\d+))?$/;

@@ -70,6 +70,9 @@ export function createVastProvider(config: VastProviderConfig): VastProvider {
 export const vastModule: ProviderModule<VastProviderConfig> = {
   name: 'vast',
   real: true,
+  // a Vast machine is a container the SSH login enters as root
+  sshUser: 'root',
+  configuration: [{ names: ['VAST_API_KEY'], default: 'unset', meaning: 'enables Vast.ai (`VAST_BASE_URL`, `VAST_DISK_GB` 32 optional)' }],
   fromEnv(env) {
     const credentials = envCredentials(env, 'VAST', 'Vast.ai');
     return credentials && { ...credentials, diskGb: envInt(env, 'VAST_DISK_GB', 32, 8, 10_000) };

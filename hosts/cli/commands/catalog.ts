@@ -190,7 +190,7 @@ function volumes(program: Command): void {
         .description('Make a volume at a provider that has them')
         .argument('<name>', 'a name for it')
         .requiredOption('--size-gb <gb>', 'size, 1 to 10000', integer(1, 10_000))
-        .requiredOption('--provider <name>', 'a provider with volumes')
+        .requiredOption('--provider <name>', 'a provider with volumes (`gpuctl providers` says which)')
         .requiredOption('--region <region>', 'machines that use it must be there')
         .option('--hours <hours>', 'delete it when these hours end (required with a capped token)', integer(1, 8_760)),
     ),

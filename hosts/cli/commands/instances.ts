@@ -14,14 +14,13 @@ const POLL_MS = 2_000;
 const SAVED_KEY_ID = /^key_[a-z0-9]+$/;
 
 /**
- * The login user of a provider's machines (PROVIDERS.md): Lambda's images log in as ubuntu, the container
- * clouds and the sandbox as root. The API does not state it, so the CLI keeps this one table.
+ * `ssh -p PORT USER@HOST` once the machine has an address: the user is the one the instance states (`ssh_user`,
+ * from its provider); without one, ssh's own default (the local user, or the ssh configuration's).
  */
-const SSH_USERS: Record<string, string> = { lambda: 'ubuntu' };
-
-/** `ssh -p PORT root@HOST` once the machine has an address. */
 const sshCommand = (instance: Instance) =>
-  instance.ssh_host ? `ssh${instance.ssh_port && instance.ssh_port !== 22 ? ` -p ${instance.ssh_port}` : ''} ${SSH_USERS[instance.provider] ?? 'root'}@${instance.ssh_host}` : null;
+  instance.ssh_host
+    ? `ssh${instance.ssh_port && instance.ssh_port !== 22 ? ` -p ${instance.ssh_port}` : ''} ${instance.ssh_user ? `${instance.ssh_user}@` : ''}${instance.ssh_host}`
+    : null;
 
 /** When it goes away: the scheduled removal, else the end of its window. */
 const endsAt = (instance: Instance) => instance.removal_scheduled_at ?? instance.window_ends_at;

@@ -41,7 +41,7 @@ function filterFlags(command: Command): Command {
     .option('--max-price <usd>', 'per-GPU ceiling in USD per hour (max_price_per_gpu_hour), e.g. 2.5', usd)
     .option('--country <code>', 'ISO 3166-1 alpha-2 country, e.g. US')
     .option('--region <name>', "the provider's region, e.g. us-east-1")
-    .option('--provider <name>', 'only this provider: sandbox, vast, runpod, lambda...')
+    .option('--provider <name>', 'only this provider (`gpuctl providers` lists those of the server)')
     .option('--extra-filters <pairs>', 'raw upstream fields: key=value, also != >= <= > <, comma separated');
   for (const [flag, what] of [
     ['docker-in-docker', 'machines that can run Docker inside'],
@@ -125,6 +125,21 @@ export function registerMarket(program: Command): void {
         (answer.rentals_open ? '' : '\nRenting is not open on this server yet.'),
     );
   });
+
+  example(withJson(program.command('providers').description('The clouds the server rents from: the SSH user of their machines, volumes, what they support')), 'gpuctl providers').action(
+    async (_options: unknown, command: Command) => {
+      const session = connect(command);
+      const answer = await expectOk(session, session.client.GET('/v1/providers'));
+      if (optionsOf(command).json) return printJson(answer);
+      print(
+        table(
+          ['PROVIDER', 'SSH USER', 'VOLUMES', 'SUPPORTS'],
+          answer.providers.map((p) => [p.name, p.ssh_user, p.volumes ? 'yes' : 'no', p.supported_operations.join(', ')]),
+          'No provider is enabled on this server.',
+        ),
+      );
+    },
+  );
 
   const market = program.command('market');
   example(

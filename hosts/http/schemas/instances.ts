@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sshUserOf } from '../../../adapters/providers/registry.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { dateTime, dateTimeOut, EXAMPLE_TIME, isoOrNull, resourceId } from './common.ts';
 import { EXAMPLE_SSH_PUBLIC_KEY, sshPublicKeyField, TemplateUpdate } from './catalog.ts';
@@ -55,6 +56,10 @@ export const InstanceOut = z
     terminated_at: dateTimeOut().nullable(),
     ssh_host: z.string().nullable(),
     ssh_port: z.int().nullable(),
+    ssh_user: z.string().nullable().meta({
+      description: 'The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds); null for a provider this server does not know.',
+      examples: ['root'],
+    }),
     idempotency_key: z.string().nullable(),
     failure: z.string().nullable().meta({ description: 'Why the rental failed (status failed); it cost nothing.' }),
     image: z.string().nullable().meta({ description: 'The container image it runs, when one was asked for.' }),
@@ -84,6 +89,7 @@ export const instanceOut = (i: Instance, supportedOperations: string[]): z.input
   terminated_at: isoOrNull(i.terminatedAt),
   ssh_host: i.sshHost,
   ssh_port: i.sshPort,
+  ssh_user: sshUserOf(i.provider),
   idempotency_key: i.idempotencyKey,
   failure: i.failure,
   image: i.image,

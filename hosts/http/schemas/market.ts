@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROVIDER_NAMES } from '../../../adapters/providers/registry.ts';
 import type { MarketGroup, ProviderReport } from '../../../core/market/market-service.ts';
 import type { MarketNode } from '../../../core/market/node.ts';
 import { ceilingCents } from '../../../core/market/pricing.ts';
@@ -59,7 +60,7 @@ export const filterFields = {
   mig: queryFlag('Machines with (true) or without (false) MIG-partitioned GPUs.'),
   baremetal: queryFlag('Bare-metal machines (true) or not (false).'),
   virtualized: queryFlag('Virtual machines (true) or not (false).'),
-  provider: queryText(64, 'Only this provider, e.g. sandbox, vast, runpod, lambda.', 'sandbox'),
+  provider: queryText(64, `Only this provider: one of ${PROVIDER_NAMES.join(', ')} that this server enables (GET /v1/providers lists them).`, 'sandbox'),
   extra_filters: z
     .string()
     .max(2_000)
@@ -120,7 +121,7 @@ export const toMarketFilter = (query: FilterQuery): MarketFilter => ({
 
 export const NodeOut = z
   .object({
-    id: z.string().meta({ description: 'Provider-scoped and stable, e.g. vast:123456; pass it as node_id to rent.' }),
+    id: z.string().meta({ description: 'Provider-scoped and stable, `<provider>:<its offer id>`; pass it as node_id to rent.' }),
     provider: z.string(),
     gpu_type: z.string().meta({ description: 'GPU family, e.g. H100.' }),
     gpu_model: z.string(),

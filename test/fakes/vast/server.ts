@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { defaultCatalog, type FakeVastOffer } from './catalog.ts';
 
 /**
- * A local stand-in for console.vast.ai, written from PROVIDERS.md §1: the search endpoint with its
+ * A local stand-in for console.vast.ai, written from Vast's published API: the search endpoint with its
  * operator filters, accept-an-ask, the two instance lists, destroy, reboot, and Vast's quirks
  * (one instance object under the plural `instances` key, env as a string or an object, errors that
  * still carry `new_contract`, plain-text 429s without Retry-After, two spellings of "already gone").

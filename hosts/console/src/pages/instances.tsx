@@ -134,8 +134,9 @@ export function InstancesPage({ focus = null }: { focus?: string | null }) {
   );
 }
 
+/** The login the instance states (`ssh_user`, from its provider); without one, ssh picks its own default user. */
 function SshCommand({ instance }: { instance: Instance }) {
-  const command = `ssh -p ${instance.ssh_port} root@${instance.ssh_host}`;
+  const command = `ssh -p ${instance.ssh_port} ${instance.ssh_user ? `${instance.ssh_user}@` : ''}${instance.ssh_host}`;
   return (
     <p class="ssh">
       <code>{command}</code> <CopyButton text={command} label={`Copy the ssh command of ${instance.name ?? instance.id}`} />

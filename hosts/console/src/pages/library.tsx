@@ -303,7 +303,10 @@ function Volumes() {
   const list = useLoad(() => run(api().GET('/v1/volumes')));
   const [name, setName] = useState('');
   const [size, setSize] = useState('50');
-  const [provider, setProvider] = useState('sandbox');
+  // the providers that host volumes (GET /v1/providers): the first is the default, all are named in the hint
+  const hosts = useLoad(() => run(api().GET('/v1/providers'))).data?.providers.filter((p) => p.volumes).map((p) => p.name);
+  const [chosen, setProvider] = useState<string | null>(null);
+  const provider = chosen ?? hosts?.[0] ?? '';
   const [region, setRegion] = useState('');
   const [hours, setHours] = useState('');
   const { busy, error, create } = useCreate(list.reload);
@@ -341,7 +344,7 @@ function Volumes() {
           <h3>Make a volume</h3>
           <Input label="Volume name" required value={name} onInput={setName} />
           <Input label="Size (GB)" type="number" min="1" required value={size} onInput={setSize} />
-          <Input label="Volume provider" required value={provider} onInput={setProvider} />
+          <Input label="Volume provider" hint={hosts ? (hosts.length > 0 ? `with volumes here: ${hosts.join(', ')}` : 'no provider here has volumes') : undefined} required value={provider} onInput={setProvider} />
           <Input label="Volume region" hint="the region of the machines that will use it" required value={region} onInput={setRegion} />
           <Input label="Volume hours" type="number" min="1" hint="deleted when they end; required with a capped token" value={hours} onInput={setHours} />
           <ErrorText error={error} />

@@ -25,7 +25,8 @@ const TEXT_FILTERS: { name: string; label: string; type: 'text' | 'number'; hint
   { name: 'min_ports', label: 'Min ports', type: 'number' },
   { name: 'country', label: 'Country', type: 'text', hint: 'ISO code, e.g. US' },
   { name: 'region', label: 'Region', type: 'text' },
-  { name: 'provider', label: 'Provider', type: 'text', hint: 'e.g. sandbox, vast, runpod, lambda' },
+  // its hint names the providers the server enables (GET /v1/providers)
+  { name: 'provider', label: 'Provider', type: 'text' },
   { name: 'extra_filters', label: 'Extra filters', type: 'text', hint: 'key=value pairs, comma-separated (also !=, >=, <=, >, <)' },
 ];
 const FLAG_FILTERS: { name: string; label: string }[] = [
@@ -136,6 +137,8 @@ function Search() {
     setApplied(empty);
   };
   const set = (name: string) => (value: string) => setFilters((f) => ({ ...f, [name]: value }));
+  const providers = useLoad(() => run(api().GET('/v1/providers')));
+  const hintOf = (f: (typeof TEXT_FILTERS)[number]) => (f.name === 'provider' && providers.data ? `one of ${providers.data.providers.map((p) => p.name).join(', ')}` : f.hint);
   const nodes = result ? sorted(result.nodes, sort.key, sort.desc) : [];
 
   return (
@@ -143,7 +146,7 @@ function Search() {
       <form class="filters" onSubmit={submit} aria-label="Search filters">
         <div class="grid">
           {TEXT_FILTERS.map((f) => (
-            <Field key={f.name} label={f.label} hint={f.hint ? `${f.name}: ${f.hint}` : f.name}>
+            <Field key={f.name} label={f.label} hint={hintOf(f) ? `${f.name}: ${hintOf(f)}` : f.name}>
               {(id, hintId) => (
                 <input id={id} name={f.name} aria-describedby={hintId} type={f.type as 'text'} step={f.step} min={f.type === 'number' ? '0' : undefined} inputMode={f.type === 'number' ? 'decimal' : undefined} value={filters[f.name]} onInput={(e) => set(f.name)((e.target as HTMLInputElement).value)} />
               )}
