@@ -24,9 +24,9 @@ const BILLED = new Set(['provisioning', 'running', 'rebooting']);
 const isGone = (machine: Machine): boolean => machine.status === 'terminated' || machine.status === 'failed';
 
 /**
- * Brings our records and each provider's machines together (DESIGN.md §5 and §7): adopts machines of
- * ambiguous creates by their label, fails rentals whose machine never started (full refund), closes
- * machines gone upstream, retries terminations, and removes labelled machines nobody pays for.
+ * Brings our records and each provider's machines together (docs/decisions.md, "Accounts, ledger, rentals"):
+ * adopts machines of ambiguous creates by their label, fails rentals whose machine never started (full refund),
+ * closes machines gone upstream, retries terminations, and removes labelled machines nobody pays for.
  *
  * Every decision is taken from our records read after the provider's listing: a machine in the listing
  * was created after its instance was committed, so a rental made while this runs is never taken for an
@@ -35,12 +35,12 @@ const isGone = (machine: Machine): boolean => machine.status === 'terminated' ||
 export class Reconciler {
   private readonly storage: Storage;
   private readonly clock: Clock;
-  private readonly rentals: RentalService;
+  private readonly rentals: Pick<RentalService, 'endBilling' | 'removeUpstream'>;
   private readonly provisioningDeadlineMs: number;
   private readonly metrics: Metrics;
   private readonly concurrency: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: Pick<RentalService, 'endBilling' | 'removeUpstream'>; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
     this.metrics = deps.metrics ?? NO_METRICS;
     this.concurrency = Math.max(1, deps.providerConcurrency ?? 4);
     this.storage = deps.storage;

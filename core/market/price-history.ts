@@ -1,7 +1,6 @@
 import { invalidInput } from '../errors.ts';
-import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
-import type { PriceHistoryStore } from '../ports/price-history.ts';
+import type { PriceHistoryStore, PricePoint } from '../ports/price-history.ts';
 import { gpuFamily } from './gpu-family.ts';
 import type { MarketNode } from './node.ts';
 
@@ -14,18 +13,8 @@ export const MAX_POINTS = 2_000;
 
 export type Granularity = 'hour' | 'day';
 
-/** One GPU family at one provider in one hour (or day), as its verified offers priced it. */
-export interface PricePoint {
-  gpuType: string;
-  provider: string;
-  /** The start of the hour (or UTC day) it stands for. */
-  at: Date;
-  minPerGpuCents: Cents;
-  /** The middle per-GPU price of the verified offers; the lower middle one for an even count. */
-  medianPerGpuCents: Cents;
-  /** GPUs available in verified offers. */
-  availableGpus: number;
-}
+/** One GPU family at one provider in one hour (or day): the store's shape, named here too for those who read the history. */
+export type { PricePoint };
 
 const hourOf = (at: Date): Date => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
 const dayOf = (at: Date): Date => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);

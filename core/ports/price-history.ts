@@ -1,4 +1,17 @@
-import type { PricePoint } from '../market/price-history.ts';
+import type { Cents } from '../money.ts';
+
+/** One GPU family at one provider in one hour (or day), as its verified offers priced it. */
+export interface PricePoint {
+  gpuType: string;
+  provider: string;
+  /** The start of the hour (or UTC day) it stands for. */
+  at: Date;
+  minPerGpuCents: Cents;
+  /** The middle per-GPU price of the verified offers; the lower middle one for an even count. */
+  medianPerGpuCents: Cents;
+  /** GPUs available in verified offers. */
+  availableGpus: number;
+}
 
 /**
  * The market's price history (docs/decisions.md, "Price history"): one row per GPU family, provider and hour, the

@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
-import type { RecordedUsage, SystemUsage } from '../metering/metering-service.ts';
+import type { RecordedUsage, SystemUsage } from '../metering/record-system-usage.ts';
 import { isolated } from '../billing/isolated.ts';
 import { billingEndOf } from './volume-commitment.ts';
 

@@ -23,7 +23,7 @@ export interface CreatedEndpoint {
 export const DEFAULT_MAX_ENDPOINTS_PER_TENANT = 20;
 
 /**
- * A tenant's webhook endpoints (DESIGN.md §15): registered, listed, deleted, tested, their deliveries shown. A
+ * A tenant's webhook endpoints (docs/decisions.md, "Webhooks"): registered, listed, deleted, tested, their deliveries shown. A
  * tenant holds at most `maxEndpointsPerTenant` of them (deleted ones aside, disabled ones counted): each is work
  * for the delivery workers every event, so the operator bounds it.
  */

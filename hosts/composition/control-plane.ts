@@ -25,8 +25,9 @@ import { MarketSummaryService } from '../../core/market/summary-service.ts';
 import { BillingService } from '../../core/billing/billing-service.ts';
 import { RentalService } from '../../core/rentals/rental-service.ts';
 import { AccountControl } from '../../core/billing/account-control.ts';
-import { DEFAULT_PROVIDER_CONCURRENCY, SweepService } from '../../core/billing/sweep.ts';
-import { PaymentsService } from '../../core/billing/payments-service.ts';
+import { SweepService } from '../../core/sweep/sweep-service.ts';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../../core/sweep/settings.ts';
+import { PaymentsService } from '../../core/billing/payments/payments-service.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
 import { choosePayments, createPayments } from './payments.ts';
@@ -173,7 +174,7 @@ export interface ControlPlaneOverrides {
 /** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
 const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
-/** Auto-recharge payments allowed in any rolling 24 hours (DESIGN.md §3); payments arrive in a later issue. */
+/** Auto-recharge payments allowed in any rolling 24 hours (docs/decisions.md, "Payments"). */
 const MAX_PAYMENTS_PER_24H = 3;
 /**
  * Sign-in throttles (docs/decisions.md, "Sign-in throttles"): in 15 minutes, 10 failed sign-ins per email and

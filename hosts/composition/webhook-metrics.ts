@@ -1,5 +1,6 @@
 import type { Metrics, WebhookOutcome } from '../../core/ports/metrics.ts';
-import type { AttemptReport, DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
+import type { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
+import type { AttemptReport } from '../../core/webhooks/send-attempt.ts';
 
 const outcomeOf = (report: AttemptReport): WebhookOutcome =>
   report.disabled ? 'disabled' : report.outcome === 'succeeded' ? 'delivered' : report.outcome === 'refused' ? 'blocked' : 'failed';

@@ -1,20 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const CORE = join(ROOT, 'core');
-
-const filesUnder = (dir: string): string[] =>
-  readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : path.endsWith('.ts') ? [path] : [];
-  });
-
-const importsOf = (source: string): string[] =>
-  [...source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g)].map(
-    (m) => (m[1] ?? m[2] ?? m[3])!,
-  );
+import { CORE, ROOT, coreSources, filesUnder, importsOf } from './core-files.ts';
 
 /** What an import in core may name: another core file, nothing else (no framework, no node built-in). */
 export const violations = (files: { path: string; source: string }[]): string[] =>
@@ -26,7 +13,7 @@ export const violations = (files: { path: string; source: string }[]): string[] 
 
 describe('the hexagon', () => {
   it('core imports nothing outside core', () => {
-    const files = filesUnder(CORE).map((path) => ({ path, source: readFileSync(path, 'utf8') }));
+    const files = coreSources();
     expect(files.length).toBeGreaterThan(5);
     expect(violations(files)).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatMicros, microsOf } from '../../core/metering/decimal.ts';
-import { parseQuantity } from '../../core/metering/metering-service.ts';
+import { parseQuantity } from '../../core/metering/quantity.ts';
 import { parsePriceList } from '../../core/metering/prices.ts';
 import { chargedCents, meter } from '../../core/metering/rounding.ts';
 import { ConfigError, configFromEnv, type ControlPlaneConfig } from '../../hosts/composition/config.ts';

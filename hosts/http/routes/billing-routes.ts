@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccountControl } from '../../../core/billing/account-control.ts';
 import type { BillingService } from '../../../core/billing/billing-service.ts';
-import type { PaymentsService } from '../../../core/billing/payments-service.ts';
+import type { PaymentsService } from '../../../core/billing/payments/payments-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import {
   AccountOut,

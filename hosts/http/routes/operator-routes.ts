@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccountControl } from '../../../core/billing/account-control.ts';
 import type { BillingService } from '../../../core/billing/billing-service.ts';
-import type { SweepService } from '../../../core/billing/sweep.ts';
+import type { SweepService } from '../../../core/sweep/sweep-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import {
   ChargeCreate,

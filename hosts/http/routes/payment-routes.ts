@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ManualPayments } from '../../../adapters/payments/manual/adapter.ts';
-import type { PaymentsService } from '../../../core/billing/payments-service.ts';
+import type { PaymentsService } from '../../../core/billing/payments/payments-service.ts';
 import { notFound } from '../../../core/errors.ts';
 import { formatUsd } from '../../../core/money.ts';
 import { defineRoute, type RouteDef } from '../route.ts';

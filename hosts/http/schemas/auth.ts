@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Session } from '../../../core/identity/sign-in-service.ts';
+import type { Session } from '../../../core/identity/link-or-provision.ts';
 import { dateTimeOut, exampleId, resourceId } from './common.ts';
 
 const email = z

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
-import type { AccountView, OperatorAccountView } from '../../../core/billing/billing-service.ts';
+import type { AccountView, OperatorAccountView } from '../../../core/billing/accounts/account-views.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
-import type { SweepReport } from '../../../core/billing/sweep.ts';
+import type { SweepReport } from '../../../core/sweep/pass-report.ts';
 import { dateTimeOut, exampleId, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
 
 const MAX_CENTS = 10_000_000; // 100,000 USD in one movement

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { parseQuantity, type SettleOutcome } from '../../../core/metering/metering-service.ts';
+import { parseQuantity } from '../../../core/metering/quantity.ts';
+import type { SettleOutcome } from '../../../core/metering/settle-usage.ts';
 import type { UsagePeriod } from '../../../core/metering/usage-periods.ts';
 import type { UsageRecord } from '../../../core/metering/usage.ts';
 import { dateTime, dateTimeOut, EXAMPLE_TIME, isoOrNull, numberOrDecimalText, queryInt } from './common.ts';
