@@ -48,7 +48,7 @@ export interface Adoption {
    */
   commitmentCents?: Cents;
   /**
-   * A spot rental (DESIGN.md §12): priced at the offer's spot price now, refused (CONFLICT) above this bid per
+   * A spot rental: priced at the offer's spot price now, refused (CONFLICT) above this bid per
    * GPU-hour, made with the provider's createSpotMachine at the bid, billed by the started minute (no minimum).
    */
   spot?: { bidCentsPerGpuHour: Cents };
@@ -85,7 +85,7 @@ export function settlementOf(instance: Instance, cost: number, key: string, at: 
 }
 
 /**
- * Renting machines and acting on them (DESIGN.md §5). The order of work of a rental: renting open,
+ * Renting machines and acting on them. The order of work of a rental: renting open,
  * the price checked live upstream, then one transaction that locks the account and the token chain,
  * checks pause, funds and caps, inserts the instance and charges the first hour; only then the provider
  * is called, with our instance id as its label.

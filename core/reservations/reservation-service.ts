@@ -42,7 +42,7 @@ export interface Reserved {
 export type SearchFilterOf = (search: TemplateSearch) => MarketFilter;
 
 /**
- * Reservations (DESIGN.md §12): a machine booked for a window. Making one quotes it and takes the token
+ * Reservations: a machine booked for a window. Making one quotes it and takes the token
  * chain's cap commitment (quote x hours) at once; no money moves until the sweep starts it (ReservationStarter).
  * Cancelling before the start releases the commitment; during the window it terminates the rental.
  */

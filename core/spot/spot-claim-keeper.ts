@@ -34,7 +34,7 @@ export interface SpotPassReport {
 }
 
 /**
- * The sweep's 'spot-claims' step (DESIGN.md §12), after the reconciler has ended preempted machines: an active
+ * The sweep's 'spot-claims' step, after the reconciler has ended preempted machines: an active
  * claim whose machine's billing ended counts a preemption (when it was one) and goes back to pending; a claim
  * whose hours ended expires, its machine removed; a pending claim rents the cheapest spot offer at or under its
  * bid through RentalService.rent as its token (funds, pause, caps), keyed by claim id and rental number, so two

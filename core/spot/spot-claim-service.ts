@@ -31,7 +31,7 @@ export interface SpotClaimRequest {
 }
 
 /**
- * Spot claims (DESIGN.md §12): interruptible capacity at a bid. Making one checks what it asks and takes the token
+ * Spot claims: interruptible capacity at a bid. Making one checks what it asks and takes the token
  * chain's cap commitment (bid x gpu_count x hours) at once; the sweep rents its machines (SpotClaimKeeper).
  * Releasing it ends its machine, the unused minutes refunded, and leaves on the chain only what it spent.
  */

@@ -171,7 +171,7 @@ export interface ControlPlaneOverrides {
   webhookResolver?: Resolver;
 }
 
-/** The market's rules that SPEC.md fixes: 60 s between refreshes, 10 minutes of stale summary at most. */
+/** The market's fixed rules: 60 s between refreshes, 10 minutes of stale summary at most. */
 const REFRESH_INTERVAL_MS = 60_000;
 const STALE_LIMIT_MS = 600_000;
 /** Auto-recharge payments allowed in any rolling 24 hours (docs/decisions.md, "Payments"). */

@@ -11,7 +11,7 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
 
 /**
- * Reservations over HTTP (issue 12), on the test's clock: made (quoted, the cap commitment taken, no money
+ * Reservations over HTTP, on the test's clock: made (quoted, the cap commitment taken, no money
  * moved), started by the sweep through the rental path, removed at ends_at, cancelled, failed. The races run
  * on PostgreSQL, where a second session can stand in the middle of a start.
  */

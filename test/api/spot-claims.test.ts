@@ -11,7 +11,7 @@ import { freshDatabase, postgresReachable, type TestDatabase } from '../support/
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * Spot claims over HTTP (issue 12), on the test's clock and a sandbox whose spot prices the tests pin (no random
+ * Spot claims over HTTP, on the test's clock and a sandbox whose spot prices the tests pin (no random
  * preemptions: each one here is the test's): made (the cap commitment taken, no money moved), rented by the sweep
  * at the spot price, preempted and rented again, released, expired; every machine billed by the started minute.
  */

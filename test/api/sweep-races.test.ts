@@ -7,7 +7,7 @@ import { freshPostgres, postgresReachable, type TestDatabase } from '../support/
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * The sweep against what runs beside it (issue 9, items 7 and 9). Holding a row lock from a second
+ * The sweep against what runs beside it. Holding a row lock from a second
  * session is how a test stands in the middle of a pass, and only PostgreSQL has second sessions: these
  * run on PostgreSQL, which CI requires (REQUIRE_POSTGRES=1).
  */

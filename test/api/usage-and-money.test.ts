@@ -3,7 +3,7 @@ import type { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
 import { TOKENS } from '../../hosts/composition/control-plane.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
-/** Unsettled metered usage is owed at once: the rental's funds check and auto-recharge count it (issue 11). */
+/** Unsettled metered usage is owed at once: the rental's funds check and auto-recharge count it. */
 let world: RentalWorld;
 beforeAll(async () => {
   world = await rentalWorld({ metering: { prices: { gpu_seconds: { unit: 'second', usd_per_unit: '0.01' } } } });

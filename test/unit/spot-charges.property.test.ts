@@ -5,7 +5,7 @@ import { perGpuCents, rateCentsPerHour } from '../../core/market/pricing.ts';
 import { upstreamBidUsd } from '../../core/rentals/rental-service.ts';
 
 /**
- * Spot machines (issue 12): billed by the started minute with no one-hour minimum, paid in hourly blocks in
+ * Spot machines: billed by the started minute with no one-hour minimum, paid in hourly blocks in
  * advance like any rental, the unused minutes refunded when the machine ends.
  */
 const HOUR = 3_600_000;
