@@ -2,8 +2,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Offer } from '../../core/market/offer.ts';
 import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
-import type { Provider } from '../../core/ports/providers.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
 import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
@@ -592,7 +590,7 @@ describe.runIf(onPostgres)('starts racing each other and a cancel (PostgreSQL)',
       clock: api.plane.clock,
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
-      providers: api.plane.container.resolve<Provider[]>(TOKENS.providers),
+      providers: api.plane.providers,
       searchFilter: searchFilterOf,
     });
   const lockWaiters = async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n as number;

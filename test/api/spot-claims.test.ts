@@ -3,8 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reconciler, type ReconcileCounts } from '../../core/billing/reconciler.ts';
 import type { Offer } from '../../core/market/offer.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
-import type { Provider } from '../../core/ports/providers.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
 import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
@@ -390,7 +388,7 @@ describe.runIf(onPostgres)('sweeps racing (PostgreSQL)', () => {
       clock: api.plane.clock,
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
-      providers: api.plane.container.resolve<Provider[]>(TOKENS.providers),
+      providers: api.plane.providers,
       searchFilter: searchFilterOf,
     });
 
