@@ -5,13 +5,13 @@ import { earliest, instanceCostUntil, ON_DEMAND_MINIMUM_MINUTES, SPOT_MINIMUM_MI
 import { DomainError, invalidInput, messageOf, notFound, upstreamUnavailable } from '../errors.ts';
 import { postEntry } from '../billing/ledger.ts';
 import type { MarketService } from '../market/market-service.ts';
-import { perGpuCents, rateCentsPerHour } from '../market/pricing.ts';
+import { NodeChooser, type NodeRef, type Quote } from '../market/node-chooser.ts';
+import { searchFilterOf } from '../market/search-terms.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import { NO_METRICS, type Metrics } from '../ports/metrics.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
 import { isRebootable, isSelfRemoving, isSpotMarket, ProviderFailure, supportedOperations, type Machine, type Provider } from '../ports/providers.ts';
-import type { Offer } from '../market/offer.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { Token } from '../tenancy/token.ts';
 import { INSTANCE_ID_PREFIX, isLive, ledgerDescription, type Instance, type LaunchOutcome } from './instance.ts';
@@ -28,7 +28,8 @@ const LAUNCH_POLL_MS = 50;
 const inFlight = (instance: Instance): boolean => instance.launch === null && instance.status === 'provisioning' && instance.machineId === null;
 
 export interface RentRequest extends RentalOptionsRequest {
-  nodeId: string;
+  /** null: the cheapest node matching the template's search now (templateId names one). */
+  nodeId: string | null;
   name: string | null;
   idempotencyKey: string | null;
 }
@@ -97,6 +98,7 @@ export class RentalService {
   private readonly secrets: Secrets;
   private readonly market: MarketService;
   private readonly providers: Map<string, Provider>;
+  private readonly chooser: NodeChooser;
   /** Creates in flight in this process, by instance id: a retry with the same key waits for its answer. */
   private readonly launching = new Map<string, Promise<unknown>>();
   /** How long a retry waits for the first request's create before it answers 409 "still in progress". */
@@ -136,6 +138,7 @@ export class RentalService {
     this.secrets = deps.secrets;
     this.market = deps.market;
     this.providers = new Map(deps.providers.map((p) => [p.name, p]));
+    this.chooser = new NodeChooser(deps.market, deps.providers);
   }
 
   supportedOperations(instance: Instance): string[] {
@@ -143,8 +146,9 @@ export class RentalService {
     return provider ? supportedOperations(provider) : ['terminate'];
   }
 
-  async rent(caller: Token, request: RentRequest, adoption?: Adoption): Promise<Rented> {
+  async rent(caller: Token, asked: RentRequest, adoption?: Adoption): Promise<Rented> {
     const answerBy = performance.now() + this.answerWithinMs;
+    const request = { ...asked, nodeId: asked.nodeId ?? (await this.templateNode(caller.tenantId, asked.templateId)) };
     const digest = requestDigest(this.secrets, request);
     if (request.idempotencyKey) {
       const earlier = await this.storage.read((uow) => uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey!));
@@ -153,26 +157,24 @@ export class RentalService {
     if (!this.market.settings.rentalsOpen) {
       throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was charged.');
     }
-    const [providerName = '', offerId = ''] = splitNodeId(request.nodeId);
-    const provider = this.providers.get(providerName);
-    if (!provider || !offerId || !provider.isOfferId(offerId)) {
-      throw invalidInput(['body', 'node_id'], `no node "${request.nodeId}"; take node_id from GET /v1/gpus (enabled: ${[...this.providers.keys()].join(', ')})`);
-    }
-    let offer;
+    const node = this.chooser.nodeOf(request.nodeId);
+    const { provider, offerId } = node;
+    let quote: Quote | null;
     try {
-      offer = await provider.getOffer(offerId);
+      quote = await this.chooser.quote(node);
     } catch (error) {
       const made = await this.madeMeanwhile(caller, request, digest);
       if (made) return made;
-      throw upstreamUnavailable(`could not check the price of ${request.nodeId} with ${provider.name}`, error, 'try again shortly');
+      throw error;
     }
-    if (!offer || offer.available <= 0) {
+    if (!quote) {
       const made = await this.madeMeanwhile(caller, request, digest);
       if (made) return made;
       throw new DomainError('CONFLICT', `node ${request.nodeId} is no longer available; search again with GET /v1/gpus`);
     }
+    const { offer } = quote;
     const spot = adoption?.spot ?? null;
-    const rate = spot ? spotRate(provider, offer, spot.bidCentsPerGpuHour, this.market.settings.markupBps) : rateCentsPerHour(offer.priceUsdPerHour, this.market.settings.markupBps);
+    const rate = spot ? spotRate(node, quote, spot.bidCentsPerGpuHour) : quote.rateCentsPerHour;
     const options = await resolveRentalOptions(this.catalog, caller.tenantId, request);
     const missing = missingOptions(options, provider.machineOptions);
     if (missing.length > 0) {
@@ -479,6 +481,18 @@ export class RentalService {
     };
   }
 
+  /** A template's search, run like GET /v1/gpus: its cheapest node now (a rental from a template without a node_id). */
+  private async templateNode(tenantId: string, templateId: string | null): Promise<string> {
+    if (!templateId) throw invalidInput(['body', 'node_id'], 'required: a node id from GET /v1/gpus (or a template_id whose template has a search)');
+    const template = await this.catalog.templateForRental(tenantId, templateId);
+    if (Object.keys(template.search).length === 0) {
+      throw new DomainError('INVALID_INPUT', `body.node_id: required: template ${templateId} has no search to choose a node by`, [{ loc: ['body', 'node_id'], msg: `required: template ${templateId} has no search` }]);
+    }
+    const [cheapest] = await this.chooser.cheapest(searchFilterOf(template.search, ['template', 'search']), 1);
+    if (!cheapest) throw new DomainError('CONFLICT', `no node matches template ${templateId}'s search now; widen it, or rent a node_id from GET /v1/gpus`);
+    return cheapest.node.id;
+  }
+
   /**
    * Before a retry answers that it could not check the node, it asks (under the account lock, where rentals
    * with a key are serialized) whether a copy of it sent at the same moment has rented meanwhile: the copy
@@ -533,21 +547,16 @@ async function answeredBy(launching: Promise<Instance>, answerBy: number, commit
   }
 }
 
-function splitNodeId(nodeId: string): [string, string] | [] {
-  const at = nodeId.indexOf(':');
-  return at <= 0 ? [] : [nodeId.slice(0, at), nodeId.slice(at + 1)];
-}
-
 /** A spot rental's rate: the offer's spot price now (markup included, as nodes show it), never above the bid. */
-function spotRate(provider: Provider, offer: Offer, bidCentsPerGpuHour: Cents, markupBps: number): Cents {
-  if (!isSpotMarket(provider)) throw new DomainError('CONFLICT', `provider ${provider.name} has no spot market; supported: see the node's supported_operations`);
-  if (!offer.spotPriceUsdPerHour) throw new DomainError('CONFLICT', `node ${offer.id} has no spot price now; search again with GET /v1/gpus (spot_price_per_gpu_hour_cents)`);
-  const rate = rateCentsPerHour(offer.spotPriceUsdPerHour, markupBps);
-  const perGpu = perGpuCents(rate, offer.gpuCount);
-  if (perGpu > bidCentsPerGpuHour) {
-    throw new DomainError('CONFLICT', `node ${offer.id} costs ${perGpu} cents per GPU-hour on its spot market now, above the bid of ${bidCentsPerGpuHour}`);
+function spotRate(node: NodeRef, quote: Quote, bidCentsPerGpuHour: Cents): Cents {
+  if (!isSpotMarket(node.provider)) throw new DomainError('CONFLICT', `provider ${node.provider.name} has no spot market; supported: see the node's supported_operations`);
+  if (quote.spotRateCentsPerHour === null || quote.spotPerGpuCents === null) {
+    throw new DomainError('CONFLICT', `node ${quote.offer.id} has no spot price now; search again with GET /v1/gpus (spot_price_per_gpu_hour_cents)`);
   }
-  return rate;
+  if (quote.spotPerGpuCents > bidCentsPerGpuHour) {
+    throw new DomainError('CONFLICT', `node ${quote.offer.id} costs ${quote.spotPerGpuCents} cents per GPU-hour on its spot market now, above the bid of ${bidCentsPerGpuHour}`);
+  }
+  return quote.spotRateCentsPerHour;
 }
 
 /**

@@ -5,13 +5,12 @@ import type { Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
-import type { SearchFilterOf } from '../reservations/reservation-service.ts';
 import type { Token } from '../tenancy/token.ts';
 import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
 import { closeClaim } from './spot-claim-service.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
 import { drainQueue } from '../in-parallel.ts';
-import { providerOf } from '../market/offer.ts';
+import { NodeChooser, providerNameOf } from '../market/node-chooser.ts';
 import { Budget } from '../budget.ts';
 
 const HOUR_MS = 3_600_000;
@@ -47,15 +46,15 @@ export class SpotClaimKeeper {
   private readonly rentals: RentalService;
   private readonly market: MarketService;
   private readonly providers: readonly Provider[];
-  private readonly searchFilter: SearchFilterOf;
+  private readonly chooser: NodeChooser;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[] }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
     this.market = deps.market;
     this.providers = deps.providers;
-    this.searchFilter = deps.searchFilter;
+    this.chooser = new NodeChooser(deps.market, deps.providers);
   }
 
   /**
@@ -64,7 +63,7 @@ export class SpotClaimKeeper {
    */
   async pass(budget: Budget = Budget.of(STANDALONE_BUDGET_MS)): Promise<SpotPassReport> {
     const report: SpotPassReport = { rented: 0, preempted: 0, expired: 0, errors: [], leftRunning: 0 };
-    const finder = new SpotNodeFinder(this.market, this.providers, this.searchFilter);
+    const finder = new SpotNodeFinder(this.chooser);
     // a token claims many: read once a pass (the rental checks its chain again, under lock)
     const tokens = new Map<string, Promise<Token | null>>();
     const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
@@ -75,7 +74,7 @@ export class SpotClaimKeeper {
       // a slow cloud holds its own hands only: the other providers' claims go on beside it
       hands: CONCURRENCY * Math.max(1, this.providers.length),
       perLane: CONCURRENCY,
-      laneOf: (claim) => (claim.status === 'pending' ? providerOf(claim.nodeId) : null),
+      laneOf: (claim) => (claim.status === 'pending' ? providerNameOf(claim.nodeId) : null),
       budget,
       take: async (count, busy) => {
         const now = this.clock.now();

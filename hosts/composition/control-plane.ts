@@ -66,14 +66,12 @@ import { VolumeExpiry } from '../../core/volumes/volume-expiry.ts';
 import { DEFAULT_MAX_GB_PER_TENANT, VolumeService } from '../../core/volumes/volume-service.ts';
 import { VolumeMeter } from '../../core/volumes/volume-meter.ts';
 import { volumeRoutes } from '../http/routes/volume-routes.ts';
-import { templateNode } from './template-node.ts';
 import { ReservationService } from '../../core/reservations/reservation-service.ts';
 import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
 import { reservationRoutes } from '../http/routes/reservation-routes.ts';
 import { SpotClaimService } from '../../core/spot/spot-claim-service.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
 import { spotClaimRoutes } from '../http/routes/spot-claim-routes.ts';
-import { searchFilterOf } from '../http/schemas/catalog.ts';
 import { PrometheusMetrics } from '../../adapters/metrics/prometheus-metrics.ts';
 import type { Metrics } from '../../core/ports/metrics.ts';
 import { instrumentedProvider } from './instrumented-provider.ts';
@@ -370,7 +368,6 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           providers: c.resolve<Provider[]>(TOKENS.providers),
           rentals: c.resolve<RentalService>(TOKENS.rentals),
           catalog: c.resolve<CatalogService>(TOKENS.catalog),
-          searchFilter: searchFilterOf,
         }),
     ),
   });
@@ -383,7 +380,6 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           providers: c.resolve<Provider[]>(TOKENS.providers),
           rentals: c.resolve<RentalService>(TOKENS.rentals),
           catalog: c.resolve<CatalogService>(TOKENS.catalog),
-          searchFilter: searchFilterOf,
         }),
     ),
   });
@@ -406,15 +402,13 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
             rentals: c.resolve<RentalService>(TOKENS.rentals),
             market: c.resolve<MarketService>(TOKENS.market),
             providers: c.resolve<Provider[]>(TOKENS.providers),
-            searchFilter: searchFilterOf,
-          }),
+            }),
           spotClaims: new SpotClaimKeeper({
             ...basics(c),
             rentals: c.resolve<RentalService>(TOKENS.rentals),
             market: c.resolve<MarketService>(TOKENS.market),
             providers: c.resolve<Provider[]>(TOKENS.providers),
-            searchFilter: searchFilterOf,
-          }),
+            }),
           deadlines,
           // the pass's calls wait behind a person's in each provider's pacer
           background: asBackground,
@@ -532,7 +526,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
-    ...instanceRoutes(services.rentals, templateNode(services.catalog, services.market)),
+    ...instanceRoutes(services.rentals),
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
     ...marketHistoryRoutes(services.priceHistory),

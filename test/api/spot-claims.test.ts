@@ -5,7 +5,6 @@ import type { Offer } from '../../core/market/offer.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { TOKENS } from '../../hosts/composition/control-plane.ts';
-import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
@@ -391,7 +390,6 @@ describe.runIf(onPostgres)('sweeps racing (PostgreSQL)', () => {
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
       providers: api.plane.container.resolve<Provider[]>(TOKENS.providers),
-      searchFilter: searchFilterOf,
     });
 
   it('two sweeps and two bare steps on two replicas rent a pending claim once', async () => {
