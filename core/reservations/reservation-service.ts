@@ -5,6 +5,8 @@ import { DomainError, invalidInput, notFound } from '../errors.ts';
 import type { MarketService } from '../market/market-service.ts';
 import { NodeChooser, type PricedNode } from '../market/node-chooser.ts';
 import { searchFilterOf } from '../market/search-terms.ts';
+import { requireRentalsOpen } from '../market/rentals-open.ts';
+import { checkNodeOrSearch, NO_RENTAL_OPTIONS } from '../bookings/booking-rental.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
@@ -80,10 +82,8 @@ export class ReservationService {
       if (earlier) return replay(earlier, digest);
     }
     this.checkRequest(request);
-    if (!this.market.settings.rentalsOpen) {
-      throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was reserved.');
-    }
-    const options = await resolveRentalOptions(this.catalog, caller.tenantId, { ...noOptions, templateId: request.templateId, sshKeyId: request.sshKeyId });
+    requireRentalsOpen(this.market.settings, 'Nothing was reserved.');
+    const options = await resolveRentalOptions(this.catalog, caller.tenantId, { ...NO_RENTAL_OPTIONS, templateId: request.templateId, sshKeyId: request.sshKeyId });
     const quote = await this.quote(request);
     const missing = missingOptions(options, quote.node.provider.machineOptions);
     if (request.nodeId && missing.length > 0) {
@@ -192,9 +192,7 @@ export class ReservationService {
   }
 
   private checkRequest(request: ReservationRequest): void {
-    if ((request.nodeId === null) === (request.search === null)) {
-      throw invalidInput(['body', 'node_id'], 'send exactly one of node_id (a node from GET /v1/gpus) and search (GET /v1/gpus filters)');
-    }
+    checkNodeOrSearch(request);
     const now = this.clock.now().getTime();
     const lead = request.startsAt.getTime() - now;
     if (Number.isNaN(lead) || lead < LIMITS.minLeadMs || lead > LIMITS.maxLeadMs) {
@@ -232,8 +230,5 @@ export class ReservationService {
     return cheapest;
   }
 }
-
-/** Every rental option a reservation does not take. */
-const noOptions = { sshPublicKey: null, imageId: null, volumeIds: null, env: null, ports: null, startupScript: null, terminationHours: null };
 
 const replay = (earlier: ReservationView, digest: string): Reserved => ({ reservation: sameRequest(earlier, digest, 'reservation'), replayed: true });

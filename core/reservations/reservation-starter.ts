@@ -6,7 +6,10 @@ import type { Clock } from '../ports/clock.ts';
 import type { Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
-import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
+import type { RentalService } from '../rentals/rental-service.ts';
+import type { Adoption } from '../rentals/rent-request.ts';
+import { BookingPass } from '../bookings/booking-pass.ts';
+import { bookingRentRequest, nodeRefused } from '../bookings/booking-rental.ts';
 import type { Token } from '../tenancy/token.ts';
 import { drainQueue } from '../in-parallel.ts';
 import { NodeChooser, MAX_NODES_TRIED, providerNameOf } from '../market/node-chooser.ts';
@@ -15,9 +18,6 @@ import { Budget } from '../budget.ts';
 import { reservationEvent } from '../events/account-events.ts';
 import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
 
-const HOUR_MS = 3_600_000;
-/** Reservations one runner starts at once per provider (each rental waits on its provider's create); taken as hands free up. */
-const CONCURRENCY = 8;
 /** A start called outside a pass (tests, tools) takes what is due for at most this long. */
 const STANDALONE_BUDGET_MS = 120_000;
 /** A start left half way (its process died) is taken up again after this long. */
@@ -76,29 +76,21 @@ export class ReservationStarter {
     const report: StartReport = { started: 0, failed: 0, errors: [], leftRunning: 0 };
     // those to retry next pass are not taken up again in this one
     const retried: string[] = [];
-    let refreshed = false;
-    // a token reserves many: read once a pass (the rental checks its chain again, under lock)
-    const tokens = new Map<string, Promise<Token | null>>();
-    const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
+    const pass = new BookingPass(this.storage, this.market);
     const drained = await drainQueue<Reservation>({
       // a slow cloud holds its own hands only: the other providers' starts go on beside it
-      hands: CONCURRENCY * Math.max(1, this.providerCount),
-      perLane: CONCURRENCY,
+      ...BookingPass.hands(this.providerCount),
       laneOf: (reservation) => providerNameOf(reservation.nodeId),
       budget,
       take: async (count, busy) => {
         const now = this.clock.now();
         const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), count, retried, busy));
-        // a search chooses among offers as they are now, not as the last refresh left them
-        if (claimed.length > 0 && !refreshed) {
-          refreshed = true;
-          await this.market.refreshDue();
-        }
+        if (claimed.length > 0) await pass.refreshMarket();
         return claimed;
       },
       run: async (reservation) => {
         try {
-          const outcome = await this.start(reservation, await tokenOf(reservation.tokenId), report, retried);
+          const outcome = await this.start(reservation, await pass.tokenOf(reservation.tokenId), report, retried);
           if (outcome === 'started') report.started++;
           else if (outcome === 'failed') report.failed++;
         } catch (error) {
@@ -127,7 +119,7 @@ export class ReservationStarter {
     for (let next = await choose(() => this.firstNode(reservation)); next !== null && tried.size < MAX_NODES_TRIED; next = await choose(() => this.nextNode(reservation, tried))) {
       tried.add(next);
       try {
-        await this.rentals.rent(caller, this.requestFor(reservation, next, now), this.adoption(reservation));
+        await this.rentals.rent(caller, bookingRentRequest(reservation, next, reservation.id, now), this.adoption(reservation));
         return 'started';
       } catch (error) {
         last = error;
@@ -175,27 +167,9 @@ export class ReservationStarter {
   /** Whether a rental failed because of the node itself (gone, or dearer than the ceiling): another may do. */
   private async missed(error: unknown, nodeId: string): Promise<boolean> {
     if (error instanceof AboveCeiling) return true;
-    if (!(error instanceof DomainError) || (error.code !== 'CONFLICT' && error.code !== 'INVALID_INPUT')) return false;
+    if (!nodeRefused(error)) return false;
     const node = this.chooser.parse(nodeId);
     return node === null || (await this.chooser.quote(node).catch(() => undefined)) === null;
-  }
-
-  private requestFor(reservation: Reservation, nodeId: string, now: Date): RentRequest {
-    return {
-      nodeId,
-      name: reservation.name,
-      idempotencyKey: reservation.id,
-      sshPublicKey: null,
-      sshKeyId: reservation.sshKeyId,
-      imageId: null,
-      templateId: reservation.templateId,
-      volumeIds: null,
-      env: null,
-      ports: null,
-      startupScript: null,
-      // the hours left to ends_at, started hours counted; the window itself ends at ends_at
-      terminationHours: Math.max(1, Math.ceil((reservation.endsAt.getTime() - now.getTime()) / HOUR_MS)),
-    };
   }
 
   /** The rental takes the reservation's commitment and records itself on it, in its own transaction. */

@@ -9,6 +9,8 @@ import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { resolveRentalOptions, type RentalCatalog } from '../rentals/rental-options.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import { NodeChooser } from '../market/node-chooser.ts';
+import { requireRentalsOpen } from '../market/rentals-open.ts';
+import { checkNodeOrSearch, NO_RENTAL_OPTIONS } from '../bookings/booking-rental.ts';
 import type { Token } from '../tenancy/token.ts';
 import { admitSpend } from '../spending/spend-gate.ts';
 import { SPOT_CLAIM_ID_PREFIX, SPOT_CLAIM_LIMITS as LIMITS, billingEnded, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
@@ -63,11 +65,9 @@ export class SpotClaimService {
 
   async create(caller: Token, request: SpotClaimRequest): Promise<SpotClaimView> {
     this.checkRequest(request);
-    if (!this.market.settings.rentalsOpen) {
-      throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was claimed.');
-    }
+    requireRentalsOpen(this.market.settings, 'Nothing was claimed.');
     // an unknown template or key is refused now, not at every pass
-    await resolveRentalOptions(this.catalog, caller.tenantId, { ...noOptions, templateId: request.templateId, sshKeyId: request.sshKeyId });
+    await resolveRentalOptions(this.catalog, caller.tenantId, { ...NO_RENTAL_OPTIONS, templateId: request.templateId, sshKeyId: request.sshKeyId });
     const gpuType = request.nodeId ? await this.nodeType(request.nodeId, request.gpuCount) : null;
     if (request.search) this.checkSearch(request.search, request.gpuCount);
     const commitment = request.bidCentsPerGpuHour * request.gpuCount * (request.hours ?? 0);
@@ -143,9 +143,7 @@ export class SpotClaimService {
   }
 
   private checkRequest(request: SpotClaimRequest): void {
-    if ((request.nodeId === null) === (request.search === null)) {
-      throw invalidInput(['body', 'node_id'], 'send exactly one of node_id (a node from GET /v1/gpus) and search (GET /v1/gpus filters)');
-    }
+    checkNodeOrSearch(request);
     if (!Number.isInteger(request.gpuCount) || request.gpuCount < 1 || request.gpuCount > LIMITS.maxGpuCount) {
       throw invalidInput(['body', 'gpu_count'], `a whole number of GPUs from 1 to ${LIMITS.maxGpuCount}`);
     }
@@ -176,9 +174,6 @@ export class SpotClaimService {
     spotFilterOf({ search, gpuType: null, gpuCount });
   }
 }
-
-/** Every rental option a claim does not take. */
-const noOptions = { sshPublicKey: null, imageId: null, volumeIds: null, env: null, ports: null, startupScript: null, terminationHours: null };
 
 /**
  * Ends a claim (released or expired) in the caller's transaction: its machine's billing ends now (or at its window
