@@ -2,7 +2,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Offer } from '../../core/market/offer.ts';
 import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
-import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
@@ -591,7 +590,6 @@ describe.runIf(onPostgres)('starts racing each other and a cancel (PostgreSQL)',
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
       providers: api.plane.providers,
-      searchFilter: searchFilterOf,
     });
   const lockWaiters = async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n as number;
   async function waitForLockWaiters(count: number) {

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reconciler, type ReconcileCounts } from '../../core/billing/reconciler.ts';
 import type { Offer } from '../../core/market/offer.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
-import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
@@ -389,7 +388,6 @@ describe.runIf(onPostgres)('sweeps racing (PostgreSQL)', () => {
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
       providers: api.plane.providers,
-      searchFilter: searchFilterOf,
     });
 
   it('two sweeps and two bare steps on two replicas rent a pending claim once', async () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { costForMinutes, costUntil, instanceCostUntil, nextBoundary, SPOT_MINIMUM_MINUTES, startedMinutes } from '../../core/billing/charges.ts';
 import { perGpuCents, rateCentsPerHour } from '../../core/market/pricing.ts';
-import { upstreamBidUsd } from '../../core/rentals/rental-service.ts';
+import { upstreamBidUsd } from '../../core/rentals/launch.ts';
 
 /**
  * Spot machines: billed by the started minute with no one-hour minimum, paid in hourly blocks in

@@ -15,7 +15,6 @@ import type { CallDeadlines } from '../../../core/upstream/call-deadlines.ts';
 import { VolumeExpiry } from '../../../core/volumes/volume-expiry.ts';
 import { VolumeMeter } from '../../../core/volumes/volume-meter.ts';
 import type { ControlPlaneConfig } from '../config.ts';
-import { searchFilterOf } from '../../http/schemas/catalog.ts';
 import { basics, CLOCK, get, METRICS, PROVIDERS, STORAGE } from './ports.ts';
 
 /** A rental whose machine no provider ever showed is failed and refunded after this long. */
@@ -36,7 +35,7 @@ export function registerBilling(
   container.register(MeteringService, { useFactory: instanceCachingFactory((c) => new MeteringService({ ...basics(c), prices: parts.prices })) });
   container.register(SweepService, {
     useFactory: instanceCachingFactory((c) => {
-      const bookings = { ...basics(c), rentals: c.resolve(RentalService), market: c.resolve(MarketService), providers: get(c, PROVIDERS), searchFilter: searchFilterOf };
+      const bookings = { ...basics(c), rentals: c.resolve(RentalService), market: c.resolve(MarketService), providers: get(c, PROVIDERS) };
       return new SweepService({
         storage: get(c, STORAGE),
         clock: get(c, CLOCK),

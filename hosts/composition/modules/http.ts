@@ -37,7 +37,6 @@ import type { ControlPlaneServices } from '../control-plane.ts';
 import { readinessProbe } from '../readiness.ts';
 import type { SharedState } from '../redis.ts';
 import { SandboxChaos } from '../sandbox-chaos.ts';
-import { templateNode } from '../template-node.ts';
 import type { ProviderWiring } from './providers.ts';
 
 export interface HttpSurface {
@@ -76,7 +75,7 @@ export function buildHttp(
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
-    ...instanceRoutes(services.rentals, templateNode(services.catalog, services.market)),
+    ...instanceRoutes(services.rentals),
     ...catalogRoutes(services.catalog),
     ...volumeRoutes(services.volumes),
     ...marketHistoryRoutes(services.priceHistory),

@@ -6,7 +6,6 @@ import { ReservationService } from '../../../core/reservations/reservation-servi
 import { SpotClaimService } from '../../../core/spot/spot-claim-service.ts';
 import { DEFAULT_MAX_GB_PER_TENANT, VolumeService } from '../../../core/volumes/volume-service.ts';
 import type { ControlPlaneConfig } from '../config.ts';
-import { searchFilterOf } from '../../http/schemas/catalog.ts';
 import { basics, get, METRICS, PROVIDERS, SECRETS } from './ports.ts';
 
 /** What costs money as it runs: machines, volumes, reservations and spot claims, each through the one spend gate. */
@@ -48,7 +47,6 @@ export function registerRentals(container: DependencyContainer, parts: { config:
           providers: get(c, PROVIDERS),
           rentals: c.resolve(RentalService),
           catalog: c.resolve(CatalogService),
-          searchFilter: searchFilterOf,
         }),
     ),
   });
@@ -61,7 +59,6 @@ export function registerRentals(container: DependencyContainer, parts: { config:
           providers: get(c, PROVIDERS),
           rentals: c.resolve(RentalService),
           catalog: c.resolve(CatalogService),
-          searchFilter: searchFilterOf,
         }),
     ),
   });
