@@ -87,6 +87,9 @@ import type { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
 import type { Resolver } from '../../adapters/webhooks/undici-transport.ts';
 import { createWebhooks } from './webhook-delivery.ts';
 import { BalanceAlerts } from '../../core/events/balance-alerts.ts';
+import { BudgetService } from '../../core/billing/budgets/budget-service.ts';
+import { BudgetWatch } from '../../core/billing/budgets/budget-watch.ts';
+import { budgetRoutes } from '../http/routes/budget-routes.ts';
 import { webhookRoutes } from '../http/routes/webhook-routes.ts';
 import { sharedState } from './redis.ts';
 
@@ -118,6 +121,8 @@ export const TOKENS = {
   metrics: 'Metrics',
   spotClaims: 'SpotClaimService',
   priceHistory: 'PriceHistory',
+  budgets: 'BudgetService',
+  budgetWatch: 'BudgetWatch',
 } as const;
 
 export interface ControlPlaneServices {
@@ -140,6 +145,9 @@ export interface ControlPlaneServices {
   webhookDeliveries: DeliveryWorker;
   spotClaims: SpotClaimService;
   priceHistory: PriceHistory;
+  budgets: BudgetService;
+  /** Stops and mails what budgets decide after the commits that charged; `idle()` waits for it (tests). */
+  budgetWatch: BudgetWatch;
 }
 
 export interface ControlPlane {
@@ -401,6 +409,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           volumeWindows: new VolumeExpiry({ ...basics(c), providers: c.resolve<Provider[]>(TOKENS.providers) }),
           metrics: c.resolve<Metrics>(TOKENS.metrics),
           balanceAlerts: new BalanceAlerts(basics(c)),
+          budgets: c.resolve<BudgetWatch>(TOKENS.budgetWatch),
           reservations: new ReservationStarter({
             ...basics(c),
             rentals: c.resolve<RentalService>(TOKENS.rentals),
@@ -441,6 +450,21 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   });
 
   const signInAdapters = await createSignInAdapters(config.auth ?? {}, { database: storage, clock: container.resolve<Clock>(TOKENS.clock), logger, publicUrl });
+  container.register(TOKENS.budgets, { useFactory: instanceCachingFactory((c) => new BudgetService(basics(c))) });
+  container.register(TOKENS.budgetWatch, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new BudgetWatch({
+          storage: c.resolve<Storage>(TOKENS.storage),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          rentals: c.resolve<RentalService>(TOKENS.rentals),
+          mailer: signInAdapters.mailer,
+          onError: (error) => logger.error({ err: error }, 'budget stop or alert mail failed (the sweep tries again)'),
+        }),
+    ),
+  });
+  // every transaction that charges is watched by the budgets, in it, before it commits
+  storage.watchCharges(container.resolve<BudgetWatch>(TOKENS.budgetWatch));
   const mailAllowance = new DatabaseMailAllowance({ storage, clock: container.resolve<Clock>(TOKENS.clock), settings: MAIL_ALLOWANCE });
   container.register(TOKENS.people, {
     useFactory: instanceCachingFactory(
@@ -498,6 +522,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     webhookDeliveries: webhooks.worker,
     spotClaims: container.resolve<SpotClaimService>(TOKENS.spotClaims),
     priceHistory: container.resolve<PriceHistory>(TOKENS.priceHistory),
+    budgets: container.resolve<BudgetService>(TOKENS.budgets),
+    budgetWatch: container.resolve<BudgetWatch>(TOKENS.budgetWatch),
   };
   const processor = container.resolve<Payments>(TOKENS.payments);
   try {
@@ -529,6 +555,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   let openApi: object = {};
   routes.push(...metaRoutes(API_VERSION, () => openApi), ...monitoringRoutes(readinessProbe(storage, services.market), metrics, config.metrics?.token ?? null), ...tenancyRoutes(services.tenancy), ...marketRoutes(services.market, services.marketSummary, services.rentals),
     ...billingRoutes(services.billing, services.accountControl, services.payments),
+    ...budgetRoutes(services.budgets),
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
@@ -576,6 +603,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     async close() {
       refreshJob?.stop();
       sweepJob?.stop();
+      await services.budgetWatch.idle();
       await webhooks.close();
       await shared?.close();
       await storage.close();
