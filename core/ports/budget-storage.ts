@@ -18,6 +18,8 @@ export interface ChargedBudget {
   budget: MonthlyBudget;
   month: Date;
   spentCents: Cents;
+  /** The percents told in that month, ascending. */
+  toldPercents: number[];
 }
 
 /** Monthly budgets, the month's spend the ledger keeps, and the alerts told (docs/decisions.md, "Monthly budgets"). */
@@ -34,7 +36,7 @@ export interface BudgetStore {
   rearm(tenantId: string, month: Date, percents: readonly number[]): Promise<void>;
   /** Records an alert told, its mail waiting; false (nothing changed) when that percent was told that month. */
   recordAlert(alert: BudgetAlert): Promise<boolean>;
-  /** The budgets of the tenants whose month spend this very transaction added to. */
+  /** The budgets of the tenants whose month spend this very transaction added to (one read, however many). */
   chargedHere(): Promise<ChargedBudget[]>;
   /**
    * Takes up to `limit` alerts whose mail has not left and that nobody else holds, for `until` (another sender

@@ -27,6 +27,8 @@ export class Migration0031MonthlyBudgets extends Migration {
         xact bigint not null,
         primary key (tenant_id, month)
       )`);
+    // the watch reads the rows of its own transaction: a few, however many tenants and budgets there are
+    this.addSql(`create index budget_spend_xact on budget_spend (xact)`);
     this.addSql(`
       create function budget_spend_from_ledger() returns trigger language plpgsql as $$
       begin

@@ -85,10 +85,12 @@ export class MikroBudgetStore implements BudgetStore {
   async chargedHere(): Promise<ChargedBudget[]> {
     // the ledger's trigger stamps each month row it adds to with the adding transaction (migration 0031)
     const rows = await this.em.execute<Row[]>(
-      `select ${BUDGET_COLUMNS}, s.month, s.spent_cents from budget_spend s join budgets b on b.tenant_id = s.tenant_id
+      `select ${BUDGET_COLUMNS}, s.month, s.spent_cents,
+              array(select a.percent from budget_alerts a where a.tenant_id = s.tenant_id and a.month = s.month order by a.percent) as told
+         from budget_spend s join budgets b on b.tenant_id = s.tenant_id
         where s.xact = txid_current() order by b.tenant_id, s.month`,
     );
-    return rows.map((row) => ({ budget: toBudget(row), month: monthOf(row.month), spentCents: num(row.spent_cents) }));
+    return rows.map((row) => ({ budget: toBudget(row), month: monthOf(row.month), spentCents: num(row.spent_cents), toldPercents: (row.told as unknown[]).map(num) }));
   }
 
   async claimUnmailed(now: Date, until: Date, limit: number): Promise<BudgetAlert[]> {

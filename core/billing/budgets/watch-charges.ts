@@ -18,8 +18,7 @@ export interface Watched {
  */
 export async function watchCharges(uow: UnitOfWork, now: Date): Promise<Watched> {
   const watched: Watched = { stopped: [], told: 0 };
-  for (const { budget, month, spentCents } of await uow.budgets.chargedHere()) {
-    const toldPercents = await uow.budgets.told(budget.tenantId, month);
+  for (const { budget, month, spentCents, toldPercents } of await uow.budgets.chargedHere()) {
     for (const percent of dueAlerts({ budget, spentCents, toldPercents })) {
       const alert = { tenantId: budget.tenantId, month, percent, monthlyCents: budget.monthlyCents, spentCents, stopAtLimit: budget.stopAtLimit, toldAt: now };
       if (!(await uow.budgets.recordAlert(alert))) continue;
