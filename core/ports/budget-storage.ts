@@ -34,8 +34,11 @@ export interface BudgetStore {
   told(tenantId: string, month: Date): Promise<number[]>;
   /** Forgets that these percents were told in the month: a charge that reaches them tells them again. */
   rearm(tenantId: string, month: Date, percents: readonly number[]): Promise<void>;
-  /** Records an alert told, its mail waiting; false (nothing changed) when that percent was told that month. */
-  recordAlert(alert: BudgetAlert): Promise<boolean>;
+  /**
+   * Records alerts told, their mail waiting, in one statement; answers those recorded (an alert whose percent was
+   * told that month already is left out: nothing changed for it).
+   */
+  recordAlerts(alerts: readonly BudgetAlert[]): Promise<BudgetAlert[]>;
   /** The budgets of the tenants whose month spend this very transaction added to (one read, however many). */
   chargedHere(): Promise<ChargedBudget[]>;
   /**

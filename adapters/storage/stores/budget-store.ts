@@ -73,13 +73,17 @@ export class MikroBudgetStore implements BudgetStore {
     await this.em.execute(`delete from budget_alerts where tenant_id = ? and month = ?::date and percent = any(?::integer[])`, [tenantId, day(month), `{${percents.join(',')}}`]);
   }
 
-  async recordAlert(alert: BudgetAlert): Promise<boolean> {
+  async recordAlerts(alerts: readonly BudgetAlert[]): Promise<BudgetAlert[]> {
+    if (alerts.length === 0) return [];
     const rows = await this.em.execute<Row[]>(
-      `insert into budget_alerts (tenant_id, month, percent, monthly_cents, spent_cents, stop_at_limit, told_at) values (?, ?::date, ?, ?, ?, ?, ?)
-       on conflict (tenant_id, month, percent) do nothing returning percent`,
-      [alert.tenantId, day(alert.month), alert.percent, alert.monthlyCents, alert.spentCents, alert.stopAtLimit, alert.toldAt],
+      `insert into budget_alerts (tenant_id, month, percent, monthly_cents, spent_cents, stop_at_limit, told_at)
+       select a.tenant_id, a.month::date, a.percent, a.monthly_cents, a.spent_cents, a.stop_at_limit, a.told_at
+         from jsonb_to_recordset(?::jsonb) as a(tenant_id text, month text, percent integer, monthly_cents bigint, spent_cents bigint, stop_at_limit boolean, told_at timestamptz)
+       on conflict (tenant_id, month, percent) do nothing
+       returning tenant_id, month, percent, monthly_cents, spent_cents, stop_at_limit, told_at`,
+      [JSON.stringify(alerts.map((a) => ({ tenant_id: a.tenantId, month: day(a.month), percent: a.percent, monthly_cents: a.monthlyCents, spent_cents: a.spentCents, stop_at_limit: a.stopAtLimit, told_at: a.toldAt.toISOString() })))],
     );
-    return rows.length > 0;
+    return rows.map(toAlert).sort((a, b) => a.tenantId.localeCompare(b.tenantId) || a.percent - b.percent);
   }
 
   async chargedHere(): Promise<ChargedBudget[]> {

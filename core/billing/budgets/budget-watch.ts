@@ -12,7 +12,7 @@ export type BudgetErrorReporter = (error: unknown) => void;
  * Monthly budgets kept (docs/decisions.md, "Monthly budgets"). The storage tells it of every transaction that charged
  * (`charged`, before the commit); once committed, the machines of an account it paused are stopped as an emergency
  * stop stops them, and the alerts' mail leaves, in the background so the request that charged is not held. The sweep
- * does both again each pass (`enforce`): whatever a process that died after the commit left undone.
+ * does both again each pass (`stopPaused`, `mailAlerts`): whatever a process that died after the commit left undone.
  */
 export class BudgetWatch implements ChargeWatcher {
   private readonly storage: Storage;
@@ -42,12 +42,16 @@ export class BudgetWatch implements ChargeWatcher {
       });
   }
 
-  /** A pass's share: machines still running under a budget pause are stopped, and alerts not mailed yet leave. */
-  async enforce(): Promise<{ errors: string[] }> {
+  /** The sweep's share: machines still live under a budget pause are stopped. */
+  async stopPaused(): Promise<{ errors: string[] }> {
     const paused = await this.storage.read((uow) => uow.budgets.pausedWithMachines());
-    const errors = paused.length > 0 ? (await this.rentals.terminateAllOf(paused)).errors.map((error) => `budget stop: ${error}`) : [];
-    errors.push(...(await mailDueAlerts(this.mailContext())).errors);
-    return { errors };
+    if (paused.length === 0) return { errors: [] };
+    return { errors: (await this.rentals.terminateAllOf(paused)).errors.map((error) => `budget stop: ${error}`) };
+  }
+
+  /** The sweep's share: alerts not mailed yet leave. */
+  async mailAlerts(): Promise<{ errors: string[] }> {
+    return { errors: (await mailDueAlerts(this.mailContext())).errors };
   }
 
   private mailContext() {

@@ -1,4 +1,5 @@
 import { budgetThresholdEvent } from '../../events/budget-events.ts';
+import type { BudgetAlert } from '../../ports/budget-storage.ts';
 import type { UnitOfWork } from '../../ports/storage.ts';
 import { budgetPauseReason, dueAlerts, limitReached, monthStart } from './budget.ts';
 
@@ -17,21 +18,30 @@ export interface Watched {
  * the gate. Every posting holds the account's lock, so the month's spend and its told percents cannot move meanwhile.
  */
 export async function watchCharges(uow: UnitOfWork, now: Date): Promise<Watched> {
-  const watched: Watched = { stopped: [], told: 0 };
-  for (const { budget, month, spentCents, toldPercents } of await uow.budgets.chargedHere()) {
-    for (const percent of dueAlerts({ budget, spentCents, toldPercents })) {
-      const alert = { tenantId: budget.tenantId, month, percent, monthlyCents: budget.monthlyCents, spentCents, stopAtLimit: budget.stopAtLimit, toldAt: now };
-      if (!(await uow.budgets.recordAlert(alert))) continue;
-      await uow.events.emit(budgetThresholdEvent(alert));
-      watched.told++;
-    }
+  const charged = await uow.budgets.chargedHere();
+  const due: BudgetAlert[] = charged.flatMap(({ budget, month, spentCents, toldPercents }) =>
+    dueAlerts({ budget, spentCents, toldPercents }).map((percent) => ({
+      tenantId: budget.tenantId,
+      month,
+      percent,
+      monthlyCents: budget.monthlyCents,
+      spentCents,
+      stopAtLimit: budget.stopAtLimit,
+      toldAt: now,
+    })),
+  );
+  // one statement for every alert of the transaction (a sweep's blocks may charge many budgets at once)
+  const told = await uow.budgets.recordAlerts(due);
+  await uow.events.emitMany(told.map(budgetThresholdEvent));
+  const stopped: string[] = [];
+  for (const { budget, month, spentCents } of charged) {
     // a charge dated in a month already over (none is: postings are dated now) stops nothing in this one
     if (!budget.stopAtLimit || !limitReached(spentCents, budget.monthlyCents) || month.getTime() !== monthStart(now).getTime()) continue;
     const account = await uow.accounts.lock(budget.tenantId, now);
     // a pause already in place stays (a hold stays a hold; machines under a stop or breaker are stopping)
     if (!account || account.pause) continue;
     await uow.accounts.setPause(budget.tenantId, { kind: 'budget', reason: budgetPauseReason(budget.monthlyCents, spentCents, month), at: now });
-    watched.stopped.push(budget.tenantId);
+    stopped.push(budget.tenantId);
   }
-  return watched;
+  return { stopped, told: told.length };
 }

@@ -1,20 +1,35 @@
 import type { StepReport } from '../pass-report.ts';
 import { errorsOnly, type SweepStep } from '../step.ts';
 
-/** What the step needs of budgets (core/billing/budgets/budget-watch.ts). */
+/** What the steps need of budgets (core/billing/budgets/budget-watch.ts). */
 export interface BudgetEnforcement {
-  enforce(): Promise<{ errors: string[] }>;
+  /** Stops the machines still live under a budget pause. */
+  stopPaused(): Promise<{ errors: string[] }>;
+  /** Mails the alerts told and not mailed yet. */
+  mailAlerts(): Promise<{ errors: string[] }>;
 }
 
 /**
- * `budgets`: what a budget's stop or alert left undone after its charge committed (the process died) is done: the
- * machines of accounts paused for their budget are stopped, and the alerts' mail leaves. The charges themselves
- * already told the alerts and paused renting, in their transactions.
+ * `budget stops`: machines found live under a budget pause are stopped (the charge that reached the limit paused
+ * renting in its transaction; the process that was to stop them after the commit died, or a stop was cut short).
  */
-export const budgets = (enforcement: BudgetEnforcement): SweepStep<StepReport> => ({
-  name: 'budgets',
+export const budgetStops = (enforcement: BudgetEnforcement): SweepStep<StepReport> => ({
+  name: 'budget stops',
   report: errorsOnly,
   async run(report) {
-    report.errors.push(...(await enforcement.enforce()).errors);
+    report.errors.push(...(await enforcement.stopPaused()).errors);
+  },
+});
+
+/**
+ * `budget mail`: the alerts told and not mailed yet leave (after a process died, or an SMTP server failed). Among
+ * the start steps, outside the lock: SMTP is a network edge the money steps never wait on, and each alert is
+ * taken by one sender at a time, so every runner may take a share.
+ */
+export const budgetMail = (enforcement: BudgetEnforcement): SweepStep<StepReport> => ({
+  name: 'budget mail',
+  report: errorsOnly,
+  async run(report) {
+    report.errors.push(...(await enforcement.mailAlerts()).errors);
   },
 });
