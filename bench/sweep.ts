@@ -9,7 +9,7 @@
  * Last, one pass over a slow cloud: 200 hour blocks due, 100 reservations due and 100 pending spot claims, with
  * creates answering in 2 s, beside the same pass with instant creates measured in the same run: when the blocks
  * were paid, when the money steps were done, and the whole pass.
- * `npm run bench:sweep`.
+ * `npm run bench:sweep`; BENCH_BUDGETS=1 gives every account a monthly budget whose 50 % line the pass crosses.
  */
 import os from 'node:os';
 import { pino } from 'pino';
@@ -66,6 +66,13 @@ async function seed(plane: ControlPlane, count: number): Promise<void> {
     [T0, accounts],
   );
   await run(`insert into accounts (tenant_id, balance_cents, created_at) select 'ten_b' || a, 10000000, ? from generate_series(0, ? - 1) a`, [T0, accounts]);
+  // BENCH_BUDGETS=1: every account has a monthly budget whose 50 % line this pass's blocks cross (the watch's worst case)
+  if (process.env.BENCH_BUDGETS === '1') {
+    await run(
+      `insert into budgets (tenant_id, monthly_cents, alert_percents, stop_at_limit, updated_at) select 'ten_b' || a, 4000, '{50,80,100}', false, ? from generate_series(0, ? - 1) a`,
+      [T0, accounts],
+    );
+  }
   await run(
     `insert into instances (id, tenant_id, token_id, node_id, provider, offer_id, name, status, gpu_type, gpu_count, rate_cents_per_hour,
                             created_at, started_at, paid_until, machine_id, charged_cents, commitment_cents)

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
-import type { Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
+import type { ChargeWatcher, Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { NO_METRICS, type Metrics } from '../../core/ports/metrics.ts';
 import { immediateTally, PendingLedgerTally, type LedgerTally } from './ledger-tally.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
@@ -31,6 +31,7 @@ import { MikroEventOutbox } from './stores/event-outbox.ts';
 import { EventedInstanceStore } from './stores/evented-instance-store.ts';
 import { MikroWebhookStore } from './stores/webhook-store.ts';
 import { MikroSpotClaimStore } from './stores/spot-claim-store.ts';
+import { MikroBudgetStore } from './stores/budget-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -100,6 +101,7 @@ const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   events: new MikroEventOutbox(em, EVENT_IDS),
   webhooks: new MikroWebhookStore(em),
   spotClaims: new MikroSpotClaimStore(em),
+  budgets: new MikroBudgetStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */
@@ -115,6 +117,7 @@ export class MikroStorage implements Storage {
   private readonly running = new Set<string>();
   private metrics: Metrics = NO_METRICS;
   private readonly immediate = immediateTally(() => this.metrics);
+  private watcher: ChargeWatcher | null = null;
 
   private constructor(orm: MikroORM, target: StorageTarget) {
     this.orm = orm;
@@ -185,10 +188,25 @@ export class MikroStorage implements Storage {
     this.metrics = metrics;
   }
 
+  /**
+   * `watcher` is told, before each transaction that posted a charge commits, in that transaction (monthly budgets:
+   * docs/decisions.md, "Monthly budgets"); so every path that charges is watched without its caller knowing.
+   */
+  watchCharges(watcher: ChargeWatcher): void {
+    this.watcher = watcher;
+  }
+
   async transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
     const ledger = new PendingLedgerTally();
-    const result = await this.orm.em.fork().transactional((em) => work(unitOfWork(em, ledger)));
+    let afterCommit: (() => void) | null = null;
+    const result = await this.orm.em.fork().transactional(async (em) => {
+      const uow = unitOfWork(em, ledger);
+      const answer = await work(uow);
+      if (this.watcher && ledger.charged()) afterCommit = await this.watcher.charged(uow);
+      return answer;
+    });
     ledger.committed(this.metrics);
+    (afterCommit as (() => void) | null)?.();
     return result;
   }
 

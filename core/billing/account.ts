@@ -1,6 +1,7 @@
 import type { Cents } from '../money.ts';
 
-export type PauseKind = 'emergency_stop' | 'breaker' | 'hold';
+/** `budget`: the month's budget is spent and it stops there (core/billing/budgets). */
+export type PauseKind = 'emergency_stop' | 'breaker' | 'hold' | 'budget';
 
 export interface Pause {
   kind: PauseKind;

@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'reservation.failed',
   'identity.linked',
   'identity.unlinked',
+  'budget.threshold_reached',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -7,4 +7,6 @@ import type { NewEvent } from '../events/event.ts';
 export interface EventOutbox {
   /** Records the event and schedules its deliveries, when some endpoint listens to it; answers its id. */
   emit(event: NewEvent): Promise<string>;
+  /** Several events in one go (a sweep's charges may tell many tenants at once), each as `emit` records it. */
+  emitMany(events: readonly NewEvent[]): Promise<void>;
 }

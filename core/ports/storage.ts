@@ -13,6 +13,7 @@ import type { ReservationStore } from './reservation-storage.ts';
 import type { EventOutbox } from './event-outbox.ts';
 import type { WebhookStore } from './webhook-storage.ts';
 import type { SpotClaimStore } from './spot-claim-storage.ts';
+import type { BudgetStore } from './budget-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -66,6 +67,15 @@ export interface UnitOfWork {
   events: EventOutbox;
   webhooks: WebhookStore;
   spotClaims: SpotClaimStore;
+  budgets: BudgetStore;
+}
+
+/**
+ * Told before a transaction that charged some account commits (docs/decisions.md, "Monthly budgets"), in that
+ * transaction: what it records commits or rolls back with the charges. What it answers runs after the commit.
+ */
+export interface ChargeWatcher {
+  charged(uow: UnitOfWork): Promise<(() => void) | null>;
 }
 
 export interface AutoRechargeStore {

@@ -8,6 +8,7 @@ import type { SweepStep } from './step.ts';
 import type { SweepRentals } from './sweep-rentals.ts';
 import { autoRecharge, type AutoRecharger } from './steps/auto-recharge.ts';
 import { breakers } from './steps/breakers.ts';
+import { budgetMail, budgetStops, type BudgetEnforcement } from './steps/budgets.ts';
 import { hourBlocks } from './steps/hour-blocks.ts';
 import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
@@ -31,6 +32,7 @@ export interface SweepParts {
   volumes: VolumeStorageMeter;
   volumeWindows: VolumeWindows;
   balanceAlerts: LowBalanceAlerts;
+  budgets: BudgetEnforcement;
   reservations: ReservationStarts;
   spotClaims: SpotClaimPass;
   metrics: Metrics;
@@ -70,6 +72,8 @@ export function passPlan(parts: SweepParts): PassPlan {
       // after the blocks and any recharge, before the breakers: usage the balance covers is owed no more
       usage(parts.metering),
       breakers(parts),
+      // after every step that charges: a budget stop a charge decided is carried out by now
+      budgetStops(parts.budgets),
       // last: what the blocks, the usage and the breakers left is what the account has
       lowBalances(parts.balanceAlerts),
     ],
@@ -77,6 +81,7 @@ export function passPlan(parts: SweepParts): PassPlan {
       reservations(parts.reservations),
       // after the reconcilers (preempted machines ended) and the removals (machines past ends_at)
       spotClaims(parts.spotClaims),
+      budgetMail(parts.budgets),
     ],
   };
 }

@@ -12,6 +12,7 @@ import { DEFAULT_PASS_BUDGET_MS, DEFAULT_PROVIDER_CONCURRENCY, MAX_PASS_BUDGET_M
 import type { Pass, SweepStep } from './step.ts';
 import type { SweepRentals } from './sweep-rentals.ts';
 import type { AutoRecharger } from './steps/auto-recharge.ts';
+import type { BudgetEnforcement } from './steps/budgets.ts';
 import type { LowBalanceAlerts } from './steps/low-balances.ts';
 import type { ReservationStarts } from './steps/reservations.ts';
 import type { CheckoutCatchUp } from './steps/settle-checkouts.ts';
@@ -50,6 +51,7 @@ export class SweepService {
     volumeWindows: VolumeWindows;
     reservations: ReservationStarts;
     balanceAlerts: LowBalanceAlerts;
+    budgets: BudgetEnforcement;
     spotClaims: SpotClaimPass;
     metrics?: Metrics;
     /** The deadlines every provider call goes through: the pass reports the calls they cut. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAuth } from './commands/auth.ts';
 import { registerBilling } from './commands/billing.ts';
+import { registerBudget } from './commands/budget.ts';
 import { registerCatalog } from './commands/catalog.ts';
 import { registerInstances } from './commands/instances.ts';
 import { registerMarket } from './commands/market.ts';
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerMarket(program);
   registerInstances(program);
   registerBilling(program);
+  registerBudget(program);
   registerTokens(program);
   registerCatalog(program);
   registerMcp(program);

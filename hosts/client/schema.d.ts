@@ -258,7 +258,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Reopen renting after an emergency stop, or after a tripped breaker once funds are in (an operator hold: 409)
+         * Reopen renting after an emergency stop, a tripped breaker once funds are in, a budget stop in a new month or above a raised budget (an operator hold: 409)
          * @description Bearer token with the `billing` scope.
          */
         post: operations["resumeRentals"];
@@ -447,6 +447,34 @@ export interface paths {
          * @description Bearer token with the `billing` scope.
          */
         delete: operations["forgetCard"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The monthly budget and this calendar month's (UTC) spend against it
+         * @description Bearer token with the `billing` scope.
+         */
+        get: operations["getBudget"];
+        /**
+         * Set the monthly budget: alerts (mail and budget.threshold_reached) at its percents, and a stop at 100 % if asked
+         * @description Bearer token with the `billing` scope.
+         */
+        put: operations["setBudget"];
+        post?: never;
+        /**
+         * Remove the monthly budget (a budget pause stays until POST /v1/billing/resume)
+         * @description Bearer token with the `billing` scope.
+         */
+        delete: operations["clearBudget"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1726,6 +1754,27 @@ export interface components {
             /** @description USD, > 0 and at most 100000; null or absent keeps the current value. */
             amount_usd?: (number | string) | null;
         };
+        BudgetUpdate: {
+            /**
+             * @description USD a calendar month (UTC) may charge; > 0 and at most 1000000.
+             * @example 500.00
+             */
+            monthly_usd: number | string;
+            /**
+             * @description Whole percents (1 to 100, each once) of the budget at which the people of the tenant are mailed and budget.threshold_reached is sent, once a month each. Default [50, 80, 100].
+             * @default [
+             *       50,
+             *       80,
+             *       100
+             *     ]
+             */
+            alert_percents?: number[];
+            /**
+             * @description At 100 %: renting pauses (kind budget) and every machine stops, as an emergency stop does.
+             * @default false
+             */
+            stop_at_limit?: boolean;
+        };
         /**
          * @example {
          *       "reason": "chargeback under review"
@@ -2068,7 +2117,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
-            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked")[];
+            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "budget.threshold_reached")[];
             description?: string;
         };
         SpotClaimCreate: {
@@ -2497,8 +2546,11 @@ export interface components {
             terminated: string[];
         };
         PauseOut: {
-            /** @enum {string} */
-            kind: "emergency_stop" | "breaker" | "hold";
+            /**
+             * @description budget: the monthly budget is spent and it stops there.
+             * @enum {string}
+             */
+            kind: "emergency_stop" | "breaker" | "hold" | "budget";
             reason: string | null;
             /** Format: date-time */
             paused_at: string;
@@ -2523,6 +2575,8 @@ export interface components {
             card: components["schemas"]["CardOut"];
             auto_recharge: components["schemas"]["AutoRechargeOut"];
             payments: components["schemas"]["PaymentOptionsOut"];
+            /** @description The monthly budget and this month's spend against it; null: none set. */
+            budget: components["schemas"]["BudgetOut"] | null;
         };
         /** @description The card saved by a checkout, used by auto-recharge; null: none. */
         CardOut: {
@@ -2541,6 +2595,32 @@ export interface components {
             /** @description Card checkout is available. */
             card: boolean;
             bank_transfer: boolean;
+        };
+        /**
+         * @example {
+         *       "monthly_cents": 50000,
+         *       "spent_cents": 41250,
+         *       "percent": 82,
+         *       "alert_percents": [
+         *         50,
+         *         80,
+         *         100
+         *       ],
+         *       "next_alert_percent": 100,
+         *       "stop_at_limit": true
+         *     }
+         */
+        BudgetOut: {
+            monthly_cents: number;
+            /** @description What the ledger charged this calendar month (UTC): first hours, hour blocks, usage (volume storage too); refunds are not subtracted. */
+            spent_cents: number;
+            /** @description The whole percent of the budget spent, rounded down; above 100 past it. */
+            percent: number;
+            /** @description Ascending. */
+            alert_percents: number[];
+            /** @description The lowest alert percent not told this month; null: all told. */
+            next_alert_percent: number | null;
+            stop_at_limit: boolean;
         };
         BalanceOut: {
             tenant_id: string;
@@ -4227,7 +4307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description An operator hold, or no funds available yet after a tripped breaker */
+            /** @description An operator hold, no funds available yet after a tripped breaker, or the monthly budget still spent after a budget stop */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5287,6 +5367,302 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `billing` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No budget is set */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    setBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "monthly_usd": "500.00",
+                 *       "alert_percents": [
+                 *         50,
+                 *         80,
+                 *         100
+                 *       ],
+                 *       "stop_at_limit": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["BudgetUpdate"];
+            };
+        };
+        responses: {
+            /** @description The budget */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetOut"];
+                };
+            };
+            /** @description Malformed request: the body is not valid JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `billing` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is over 100 kB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A body sent with another Content-Type than application/json (or an unsupported charset or encoding) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `errors` names each field to fix */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    clearBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No budget now */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `billing` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

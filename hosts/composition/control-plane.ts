@@ -13,6 +13,8 @@ import type { Clock } from '../../core/ports/clock.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { AccountControl } from '../../core/billing/account-control.ts';
+import { BudgetService } from '../../core/billing/budgets/budget-service.ts';
+import { BudgetWatch } from '../../core/billing/budgets/budget-watch.ts';
 import { BillingService } from '../../core/billing/billing-service.ts';
 import { PaymentsService } from '../../core/billing/payments/payments-service.ts';
 import { CatalogService } from '../../core/catalog/catalog-service.ts';
@@ -39,7 +41,7 @@ import { sharedState } from './redis.ts';
 import { chooseSecretBox, requireOpenableSecrets } from './secrets.ts';
 import { createWebhooks } from './webhook-delivery.ts';
 import { observeWebhookDeliveries } from './webhook-metrics.ts';
-import { registerBilling } from './modules/billing.ts';
+import { registerBilling, registerBudgets } from './modules/billing.ts';
 import { registerCatalog } from './modules/catalog.ts';
 import { buildHttp } from './modules/http.ts';
 import { registerIdentity, registerTenancy } from './modules/identity.ts';
@@ -70,6 +72,9 @@ export interface ControlPlaneServices {
   webhookDeliveries: DeliveryWorker;
   spotClaims: SpotClaimService;
   priceHistory: PriceHistory;
+  budgets: BudgetService;
+  /** Stops and mails what budgets decide after the commits that charged; `idle()` waits for it (tests). */
+  budgetWatch: BudgetWatch;
 }
 
 export interface ControlPlane {
@@ -154,6 +159,9 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   }
   registerCatalog(container, { secretBox: secretBox.box });
   const signIn = await registerIdentity(container, { config, storage, logger, publicUrl });
+  registerBudgets(container, { mailer: signIn.mailer, logger });
+  // every transaction that charges is watched by the budgets, in it, before it commits
+  storage.watchCharges(container.resolve(BudgetWatch));
   const webhooks = createWebhooks(config.webhooks, {
     ...basics(container),
     secretBox: secretBox.box,
@@ -182,6 +190,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     webhookDeliveries: webhooks.worker,
     spotClaims: container.resolve(SpotClaimService),
     priceHistory: container.resolve(PriceHistory),
+    budgets: container.resolve(BudgetService),
+    budgetWatch: container.resolve(BudgetWatch),
   };
   try {
     await requireOpenableSecrets(services.catalog, secretBox.source);
@@ -222,6 +232,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     async close() {
       refreshJob?.stop();
       sweepJob?.stop();
+      await services.budgetWatch.idle();
       await webhooks.close();
       await shared?.close();
       await storage.close();

@@ -36,6 +36,13 @@ const NOTES: Record<string, ToolNote> = {
     hints: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
   },
   resume_rentals: { hints: { destructiveHint: false, idempotentHint: true } },
+  set_budget: {
+    text:
+      'Money: with stop_at_limit, the charge that reaches 100 % of the month\'s budget pauses renting and stops EVERY machine of the account. ' +
+      'The people of the tenant are mailed, and budget.threshold_reached sent, at each alert percent once a month.',
+    hints: { destructiveHint: false, idempotentHint: true },
+  },
+  clear_budget: { text: 'No alert nor stop for the month any more; a budget stop in place stays until resume_rentals.', hints: { destructiveHint: true, idempotentHint: true } },
   create_deposit: { text: 'Money: credits nothing until an operator confirms the bank transfer.', hints: { destructiveHint: false, idempotentHint: false } },
   create_checkout: {
     text: 'Money: charges nothing itself; answers a page where a person pays by card, credited once paid (sync_checkout).',

@@ -4,7 +4,8 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
  * A model-based test of one account over real HTTP: random sequences of deposits, credits, rentals,
- * terminations, removals, sweeps, stops, holds and clock moves. After every step the books must hold.
+ * terminations, removals, sweeps, stops, holds, monthly budgets and clock moves. After every step the books must
+ * hold, and a budget's month must be what the ledger charged in it.
  */
 let world: RentalWorld;
 let nodeIds: string[];
@@ -24,8 +25,16 @@ interface Real {
   seen: Map<string, string>;
 }
 
+/** What the ledger charged in the calendar month (UTC) of `now`: what a budget counts (refunds not subtracted). */
+const chargedThisMonth = (ledger: any[], now: Date): number =>
+  ledger
+    .filter((e) => (e.kind === 'rental_hour' || e.kind === 'usage') && e.amount_cents < 0 && e.created_at.slice(0, 7) === now.toISOString().slice(0, 7))
+    .reduce((s, e) => s - e.amount_cents, 0);
+
 async function checkBooks(real: Real, afterSweep: boolean): Promise<void> {
   const { api } = world;
+  // what a budget's charge decided after its commit (a stop, the mail) is done before the books are read
+  await api.plane.services.budgetWatch.idle();
   const ledger: any[] = (await api.call('GET', '/v1/billing/ledger?limit=1000', { token: real.token })).body;
   const account = (await api.call('GET', '/v1/billing/account', { token: real.token })).body;
   // the ledger sums to the balance
@@ -53,6 +62,13 @@ async function checkBooks(real: Real, afterSweep: boolean): Promise<void> {
   }
   // no machine runs unpaid once a sweep has seen the funds gone
   if (afterSweep && account.running_machines > 0) expect(account.owed_cents > 0 && account.available_cents <= 0).toBe(false);
+  // a budget counts every charge of its month, whichever path posted it
+  if (account.budget) expect(account.budget.spent_cents).toBe(chargedThisMonth(ledger, world.clock.now()));
+  // a budget stop leaves nothing running and nothing provisioning
+  if (account.pause?.kind === 'budget') {
+    expect(account.running_machines).toBe(0);
+    expect(instances.filter((i) => ['provisioning', 'running', 'rebooting'].includes(i.status))).toEqual([]);
+  }
 }
 
 type Cmd = fc.AsyncCommand<Model, Real>;
@@ -105,6 +121,12 @@ const hold = () => command('hold', () => true, async (_m, r) => {
 const lift = () => command('operator resume', () => true, async (_m, r) => {
   expect((await world.api.call('POST', `/v1/operator/tenants/${r.tenantId}/resume`, { headers: OPERATOR })).status).toBe(200);
 });
+const budget = (usd: number, stop: boolean) => command(`budget(${usd}, ${stop})`, () => true, async (_m, r) => {
+  expect((await world.api.call('PUT', '/v1/billing/budget', { token: r.token, body: { monthly_usd: usd, stop_at_limit: stop } })).status).toBe(200);
+});
+const noBudget = () => command('no budget', () => true, async (_m, r) => {
+  expect((await world.api.call('DELETE', '/v1/billing/budget', { token: r.token })).status).toBe(204);
+});
 const advance = (minutes: number) => command(`advance(${minutes}m)`, () => true, async () => {
   world.clock.advance(minutes * 60_000);
 });
@@ -123,14 +145,22 @@ const commands = [
   fc.constant(null).map(hold),
   fc.constant(null).map(lift),
   fc.integer({ min: 1, max: 150 }).map(advance),
+  fc.tuple(fc.integer({ min: 50, max: 600 }), fc.boolean()).map(([cents, stop]) => budget(cents / 100, stop)),
+  fc.integer({ min: 50, max: 600 }).map((cents) => budget(cents / 100, true)),
+  fc.constant(null).map(noBudget),
 ];
 
 describe('one account under any sequence of operations', () => {
   it('keeps its books: the ledger sums to the balance, entries never change, nothing is charged twice', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), async (cmds) => {
+      // half the accounts begin with a budget that stops at its limit, within what their funds can spend
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), fc.option(fc.integer({ min: 50, max: 500 }), { freq: 2 }), async (cmds, budgetCents) => {
         const tenant = await world.fundedTenant(5);
         const real: Real = { token: tenant.token, tenantId: tenant.tenantId, seen: new Map() };
+        if (budgetCents !== null) {
+          const set = await world.api.call('PUT', '/v1/billing/budget', { token: tenant.token, body: { monthly_usd: budgetCents / 100, stop_at_limit: true } });
+          expect(set.status).toBe(200);
+        }
         await fc.asyncModelRun(() => ({ model: { instances: [] }, real }), cmds);
       }),
       { numRuns: 25 },

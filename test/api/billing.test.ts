@@ -34,6 +34,7 @@ describe('the account', () => {
       card: null,
       auto_recharge: { enabled: false, threshold_cents: 0, amount_cents: 0, last_error: null, payments_last_24h: 0, max_payments_per_24h: 3 },
       payments: { card: true, bank_transfer: true },
+      budget: null,
     });
     expect(await balance(token)).toEqual({ tenant_id: tenantId, balance_cents: 0, owed_cents: 0, available_cents: 0 });
   });

@@ -38,7 +38,8 @@ describe('POST /mcp', () => {
     const all = (await (await connect(token)).listTools()).tools.map((tool) => tool.name);
     for (const name of ['search_gpus', 'get_marketplace', 'rent_instance', 'list_instances', 'get_instance', 'terminate_instance', 'reboot_instance', 'schedule_removal',
       'cancel_scheduled_removal', 'get_account', 'get_balance', 'list_ledger', 'emergency_stop', 'create_token', 'list_tokens', 'get_token_self', 'revoke_token',
-      'create_ssh_key', 'create_template', 'create_volume', 'create_reservation', 'ingest_usage', 'create_checkout', 'sync_checkout', 'update_auto_recharge', 'forget_card', 'resume_rentals']) {
+      'create_ssh_key', 'create_template', 'create_volume', 'create_reservation', 'ingest_usage', 'create_checkout', 'sync_checkout', 'update_auto_recharge', 'forget_card', 'resume_rentals',
+      'get_budget', 'set_budget', 'clear_budget']) {
       expect(all).toContain(name);
     }
     expect(all.filter((name) => /operator|sign_in|sign_up|device|stripe|manual_checkout|tenant|credit|create_charge|confirm|reject/.test(name))).toEqual([]);

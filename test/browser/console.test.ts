@@ -416,6 +416,23 @@ describe('the console', () => {
     await expect.poll(async () => (await api.call('GET', `/v1/instances/${instanceId}`, { token })).body.status).toBe('terminated');
   });
 
+  it('sets a monthly budget on the billing page and shows the spend of the month against it', async () => {
+    const token = (await session())!;
+    await page.getByRole('link', { name: 'Billing' }).click();
+    await page.getByLabel('Budget per calendar month (USD)').fill('500');
+    await page.getByLabel('Alert at (percent)').fill('80, 50');
+    await page.getByLabel(/Stop at 100 %/).check();
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await expect.poll(() => page.locator('.budget-spend').textContent()).toMatch(/of \$500\.00 spent this month/);
+    const budget = (await api.call('GET', '/v1/billing/budget', { token })).body;
+    expect(budget).toMatchObject({ monthly_cents: 50_000, alert_percents: [50, 80], stop_at_limit: true });
+    expect(await page.locator('.budget-spend').textContent()).toBe(`${usd(budget.spent_cents)} of ${usd(50_000)} spent this month (${budget.percent} %)`);
+    await check('billing-budget');
+    await page.getByRole('button', { name: 'Remove budget' }).click();
+    await expect.poll(() => page.locator('.budget-spend').count()).toBe(0);
+    expect((await api.call('GET', '/v1/billing/budget', { token })).status).toBe(404);
+  });
+
   it('an emergency stop, confirmed by typing STOP, terminates what runs and pauses renting', async () => {
     const token = (await session())!;
     // a node nobody rented in this test (an offer taken and given back may take a while to be listed free again)

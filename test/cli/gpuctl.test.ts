@@ -71,7 +71,7 @@ describe('usage', () => {
   it('every command has --help with an Example: line, exit 0', async () => {
     const paths = commandPaths();
     expect(paths.map((p) => p.join(' '))).toEqual(
-      expect.arrayContaining(['login', 'logout', 'whoami', 'gpus', 'market', 'rent', 'ls', 'show', 'terminate', 'reboot', 'schedule-removal', 'balance', 'ledger', 'deposit', 'checkout', 'stop', 'tokens ls', 'tokens create', 'tokens revoke', 'ssh-keys ls', 'images ls', 'templates ls', 'volumes ls']),
+      expect.arrayContaining(['login', 'logout', 'whoami', 'gpus', 'market', 'rent', 'ls', 'show', 'terminate', 'reboot', 'schedule-removal', 'balance', 'ledger', 'deposit', 'checkout', 'stop', 'tokens ls', 'tokens create', 'tokens revoke', 'budget show', 'budget set', 'budget clear', 'ssh-keys ls', 'images ls', 'templates ls', 'volumes ls']),
     );
     for (let i = 0; i < paths.length; i += 6) {
       const runs = await Promise.all(paths.slice(i, i + 6).map((path) => cli.run([...path, '--help']).then((run) => ({ path, run }))));
@@ -288,6 +288,23 @@ describe('billing', () => {
     expect(ledger.stdout.trim().split('\n')).toHaveLength(4);
     expect((await cli.run(['ledger'])).stdout).toMatch(/credit\s+\$50\.00\s+\$50\.00\s+test funds/);
     expect(json((await cli.run(['ledger', '--json'])).stdout)).toEqual(await api('GET', '/v1/billing/ledger'));
+  });
+
+  it('budget set, show and clear: the spend of the month against it; bad percents exit 8 with the field', async () => {
+    const none = await cli.run(['budget', 'show']);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toMatch(/no monthly budget/);
+    const set = await cli.run(['budget', 'set', '250', '--alerts', '80,50', '--stop']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/^budget:\s+\$250\.00 a month/m);
+    expect(set.stdout).toMatch(/^alerts:\s+50 %, 80 %$/m);
+    expect(set.stdout).toMatch(/^at 100 %:\s+renting pauses/m);
+    expect(json((await cli.run(['budget', 'show', '--json'])).stdout)).toEqual(await api('GET', '/v1/billing/budget'));
+    const twice = await cli.run(['budget', 'set', '250', '--alerts', '50,50']);
+    expect(twice.code).toBe(8);
+    expect(twice.stderr).toContain('alert_percents');
+    expect((await cli.run(['budget', 'clear'])).code).toBe(0);
+    expect((await cli.run(['budget', 'show'])).code).not.toBe(0);
   });
 
   it('deposit asks for a transfer (pending); 0 USD exits 8 with the detail; checkout prints the page', async () => {

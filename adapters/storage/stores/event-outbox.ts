@@ -35,4 +35,29 @@ export class MikroEventOutbox implements EventOutbox {
     );
     return id;
   }
+
+  async emitMany(events: readonly NewEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    if (events.length === 1) {
+      await this.emit(events[0]!);
+      return;
+    }
+    const rows = events.map((event) => ({ id: this.ids.newId(EVENT_ID_PREFIX), tenant_id: event.tenantId, type: event.type, data: event.data, created_at: event.at.toISOString() }));
+    // as emit, set-based: each event recorded only where an endpoint of its tenant listens to its type
+    await this.em.execute(
+      `with given as (
+         select * from jsonb_to_recordset(?::jsonb) as e(id text, tenant_id text, type text, data jsonb, created_at timestamptz)),
+       listening as (
+         select g.id as event_id, w.id as endpoint_id from given g join webhook_endpoints w
+             on w.tenant_id = g.tenant_id and w.deleted_at is null and w.disabled_at is null and (w.events is null or g.type = any(w.events))),
+       event as (
+         insert into webhook_events (id, tenant_id, type, data, created_at)
+         select g.id, g.tenant_id, g.type, g.data, g.created_at from given g where exists (select 1 from listening l where l.event_id = g.id)
+         returning id, created_at)
+       insert into webhook_deliveries (id, endpoint_id, event_id, attempt, status, next_attempt_at, created_at)
+       select ? || '_' || substr(event.id, 5) || substr(l.endpoint_id, 5), l.endpoint_id, event.id, 1, 'pending', event.created_at, event.created_at
+         from event join listening l on l.event_id = event.id`,
+      [JSON.stringify(rows), DELIVERY_ID_PREFIX],
+    );
+  }
 }

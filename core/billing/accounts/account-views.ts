@@ -3,14 +3,18 @@ import type { UnitOfWork } from '../../ports/storage.ts';
 import type { Instance } from '../../rentals/instance.ts';
 import type { Account } from '../account.ts';
 import { accountFigures, type AccountFigures } from '../account-view.ts';
+import type { BudgetView } from '../budgets/budget.ts';
+import { budgetIn } from '../budgets/read-budget.ts';
 import type { BillingContext } from './context.ts';
 
 export interface AccountView {
   account: Account;
   figures: AccountFigures;
+  /** The monthly budget and this month's spend against it; null: none set. */
+  budget: BudgetView | null;
 }
 
-export interface OperatorAccountView extends AccountView {
+export interface OperatorAccountView extends Omit<AccountView, 'budget'> {
   pendingDeposits: number;
 }
 
@@ -54,5 +58,6 @@ async function viewIn(ctx: BillingContext, uow: UnitOfWork, tenantId: string): P
   if (!account) throw notFound(`tenant ${tenantId}`);
   const live = await uow.instances.live(tenantId);
   const unsettledUsageCents = await uow.usage.unsettledCents(tenantId);
-  return { account, figures: accountFigures(account.balanceCents, live, ctx.clock.now(), { unsettledUsageCents }) };
+  const now = ctx.clock.now();
+  return { account, figures: accountFigures(account.balanceCents, live, now, { unsettledUsageCents }), budget: await budgetIn(uow, tenantId, now) };
 }

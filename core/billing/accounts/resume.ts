@@ -2,8 +2,12 @@ import { DomainError, notFound } from '../../errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { accountFigures } from '../account-view.ts';
+import { budgetStillSpent } from '../budgets/budget-resume.ts';
 
-/** The tenant reopens renting after an emergency stop, or after a tripped breaker once funds are in; never past an operator's hold. */
+/**
+ * The tenant reopens renting after an emergency stop, after a tripped breaker once funds are in, after a budget stop
+ * in a new month or once the budget was raised above the spend; never past an operator's hold.
+ */
 export async function resumeRenting(ctx: { storage: Storage; clock: Clock }, tenantId: string): Promise<void> {
   await ctx.storage.transaction(async (uow) => {
     const now = ctx.clock.now();
@@ -18,6 +22,10 @@ export async function resumeRenting(ctx: { storage: Storage; clock: Clock }, ten
       if (figures.availableCents <= 0) {
         throw new DomainError('CONFLICT', `the breaker tripped because funds ran out; ${figures.availableCents} cents are available, add funds first`);
       }
+    }
+    if (account.pause.kind === 'budget') {
+      const spent = await budgetStillSpent(uow, tenantId, account.pause.at, now);
+      if (spent) throw new DomainError('CONFLICT', spent);
     }
     await uow.accounts.setPause(tenantId, null);
   });

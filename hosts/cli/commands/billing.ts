@@ -106,7 +106,7 @@ export function registerBilling(program: Command): void {
     print(`Stopped ${stopped.terminated.length} machine(s)${stopped.terminated.length ? `: ${stopped.terminated.join(', ')}` : ''}; renting is paused (gpuctl resume reopens it)`);
   });
 
-  example(withJson(program.command('resume').description('Reopen renting after an emergency stop, or a tripped breaker once funds are in')), 'gpuctl resume').action(
+  example(withJson(program.command('resume').description('Reopen renting after an emergency stop, a tripped breaker once funds are in, or a budget stop once raised or in a new month')), 'gpuctl resume').action(
     async (_options: unknown, command: Command) => {
       const session = connect(command);
       const account = await expectOk(session, session.client.POST('/v1/billing/resume'));

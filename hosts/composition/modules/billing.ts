@@ -4,6 +4,10 @@ import { AccountControl } from '../../../core/billing/account-control.ts';
 import { BillingService } from '../../../core/billing/billing-service.ts';
 import { PaymentsService } from '../../../core/billing/payments/payments-service.ts';
 import { BalanceAlerts } from '../../../core/events/balance-alerts.ts';
+import { BudgetService } from '../../../core/billing/budgets/budget-service.ts';
+import { BudgetWatch } from '../../../core/billing/budgets/budget-watch.ts';
+import type { Mailer } from '../../../core/ports/mailer.ts';
+import type { Logger } from 'pino';
 import { MarketService } from '../../../core/market/market-service.ts';
 import { MeteringService } from '../../../core/metering/metering-service.ts';
 import type { PriceList } from '../../../core/metering/prices.ts';
@@ -47,6 +51,7 @@ export function registerBilling(
         volumeWindows: new VolumeExpiry({ ...basics(c), providers: get(c, PROVIDERS) }),
         metrics: get(c, METRICS),
         balanceAlerts: new BalanceAlerts(basics(c)),
+        budgets: c.resolve(BudgetWatch),
         reservations: new ReservationStarter(bookings),
         spotClaims: new SpotClaimKeeper(bookings),
         deadlines: parts.deadlines,
@@ -60,5 +65,25 @@ export function registerBilling(
         },
       });
     }),
+  });
+}
+
+/**
+ * Monthly budgets: what a tenant sets, and the watch that every charging transaction reports to before it commits
+ * (it stops machines and mails the people after the commit). The mail goes out through the sign-in adapters' mailer.
+ */
+export function registerBudgets(container: DependencyContainer, parts: { mailer: Mailer; logger: Logger }): void {
+  container.register(BudgetService, { useFactory: instanceCachingFactory((c) => new BudgetService(basics(c))) });
+  container.register(BudgetWatch, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new BudgetWatch({
+          storage: get(c, STORAGE),
+          clock: get(c, CLOCK),
+          rentals: c.resolve(RentalService),
+          mailer: parts.mailer,
+          onError: (error) => parts.logger.error({ err: error }, 'budget stop or alert mail failed (the sweep tries again)'),
+        }),
+    ),
   });
 }

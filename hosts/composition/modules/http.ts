@@ -13,6 +13,7 @@ import { buildRouter } from '../../http/router.ts';
 import { authRoutes } from '../../http/routes/auth-routes.ts';
 import { authorizeRoutes } from '../../http/routes/authorize-routes.ts';
 import { billingRoutes } from '../../http/routes/billing-routes.ts';
+import { budgetRoutes } from '../../http/routes/budget-routes.ts';
 import { catalogRoutes } from '../../http/routes/catalog-routes.ts';
 import { identityRoutes } from '../../http/routes/identity-routes.ts';
 import { instanceRoutes } from '../../http/routes/instance-routes.ts';
@@ -72,6 +73,7 @@ export function buildHttp(
     ...tenancyRoutes(services.tenancy),
     ...marketRoutes(services.market, services.marketSummary, services.rentals),
     ...billingRoutes(services.billing, services.accountControl, services.payments),
+    ...budgetRoutes(services.budgets),
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),

@@ -54,12 +54,12 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       method: 'post',
       path: '/v1/billing/resume',
       operationId: 'resumeRentals',
-      summary: 'Reopen renting after an emergency stop, or after a tripped breaker once funds are in (an operator hold: 409)',
+      summary: 'Reopen renting after an emergency stop, a tripped breaker once funds are in, a budget stop in a new month or above a raised budget (an operator hold: 409)',
       tags: ['billing'],
       access: billing,
       responses: [
         { status: 200, description: 'The account, renting open', schema: AccountOut },
-        { status: 409, description: 'An operator hold, or no funds available yet after a tripped breaker' },
+        { status: 409, description: 'An operator hold, no funds available yet after a tripped breaker, or the monthly budget still spent after a budget stop' },
       ],
       async handle({ caller }) {
         await control.resume(caller!.tenantId);

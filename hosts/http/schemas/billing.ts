@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { Deposit, LedgerEntry } from '../../../core/billing/account.ts';
+import type { Deposit, LedgerEntry, PauseKind } from '../../../core/billing/account.ts';
 import type { AccountView, OperatorAccountView } from '../../../core/billing/accounts/account-views.ts';
 import type { BillingPeriod } from '../../../core/billing/periods.ts';
 import type { SweepReport } from '../../../core/sweep/pass-report.ts';
+import { BudgetOut, budgetOut } from './budget.ts';
 import { dateTimeOut, exampleId, isoOrNull, queryInt, resourceId, usdAmount } from './common.ts';
 
 const MAX_CENTS = 10_000_000; // 100,000 USD in one movement
@@ -83,7 +84,7 @@ export const BillingPeriodOut = z
 
 export const PauseOut = z
   .object({
-    kind: z.enum(['emergency_stop', 'breaker', 'hold']),
+    kind: z.enum(['emergency_stop', 'breaker', 'hold', 'budget']).meta({ description: 'budget: the monthly budget is spent and it stops there.' }),
     reason: z.string().nullable(),
     paused_at: dateTimeOut(),
     tenant_can_resume: z.boolean().meta({ description: 'false for an operator hold, which only an operator lifts.' }),
@@ -126,6 +127,7 @@ export const AccountOut = z
     card: z.object({ brand: z.string(), last4: z.string() }).nullable().meta({ id: 'CardOut', description: 'The card saved by a checkout, used by auto-recharge; null: none.' }),
     auto_recharge: AutoRechargeOut,
     payments: PaymentOptionsOut,
+    budget: BudgetOut.nullable().meta({ description: 'The monthly budget and this month\'s spend against it; null: none set.' }),
   })
   .meta({ id: 'AccountOut' });
 
@@ -173,12 +175,12 @@ export const billingPeriodOut = (p: BillingPeriod): z.input<typeof BillingPeriod
   entries: p.entries,
 });
 
-const pauseOut = (view: AccountView): z.input<typeof PauseOut> | null =>
+const pauseOut = (view: Pick<AccountView, 'account'>): z.input<typeof PauseOut> | null =>
   view.account.pause
     ? { kind: view.account.pause.kind, reason: view.account.pause.reason, paused_at: view.account.pause.at.toISOString(), tenant_can_resume: view.account.pause.kind !== 'hold' }
     : null;
 
-export const balanceOut = ({ account, figures: f }: AccountView): z.input<typeof BalanceOut> => ({
+export const balanceOut = ({ account, figures: f }: Pick<AccountView, 'account' | 'figures'>): z.input<typeof BalanceOut> => ({
   tenant_id: account.tenantId,
   balance_cents: f.balanceCents,
   owed_cents: f.owedCents,
@@ -210,6 +212,7 @@ export const accountOut = (view: AccountView, facts: PaymentFacts): z.input<type
   },
   // a card processor is always configured: Stripe, or the embedded one by default
   payments: { card: true, bank_transfer: true },
+  budget: view.budget ? budgetOut(view.budget) : null,
 });
 
 export const operatorAccountOut = (view: OperatorAccountView): z.input<typeof OperatorAccountOut> => ({
@@ -276,7 +279,7 @@ export const SweepOut = z
   })
   .meta({ id: 'SweepOut' });
 
-export const stopOut = (stopped: { pause: { kind: 'emergency_stop' | 'breaker' | 'hold'; reason: string | null; at: Date }; terminated: string[] }): z.input<typeof StopOut> => ({
+export const stopOut = (stopped: { pause: { kind: PauseKind; reason: string | null; at: Date }; terminated: string[] }): z.input<typeof StopOut> => ({
   rentals: 'paused',
   pause: { kind: stopped.pause.kind, reason: stopped.pause.reason, paused_at: stopped.pause.at.toISOString(), tenant_can_resume: stopped.pause.kind !== 'hold' },
   terminated: stopped.terminated,

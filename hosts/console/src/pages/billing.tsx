@@ -4,6 +4,7 @@ import { api, run, type ApiError } from '../api.ts';
 import { Busy, Confirm, ErrorText, Input, Loading, Time, useLoad, useTick } from '../components.tsx';
 import { count, countdown, DOLLARS, dollarsText, localDay, usd } from '../format.ts';
 import type { Account, Deposit, LedgerEntry } from '../types.ts';
+import { MonthlyBudget } from './budget.tsx';
 
 const SpendChart = lazy(() => import('./spend-chart.tsx'));
 const PAGE = 20;
@@ -39,6 +40,7 @@ export function BillingPage() {
       <ErrorText error={account.error} />
       {account.loading && !account.data && <Loading what="the account" />}
       {account.data && <Figures account={account.data} />}
+      {account.data && <MonthlyBudget account={account.data} reload={reload} />}
       <h2>Spend per day</h2>
       {ledger.data ? <Spend entries={ledger.data} /> : <Loading what="the ledger" />}
       {account.data && (
