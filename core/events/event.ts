@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'reservation.failed',
   'identity.linked',
   'identity.unlinked',
+  'token.idle_timeout',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -9,6 +9,7 @@ import type { SweepRentals } from './sweep-rentals.ts';
 import { autoRecharge, type AutoRecharger } from './steps/auto-recharge.ts';
 import { breakers } from './steps/breakers.ts';
 import { hourBlocks } from './steps/hour-blocks.ts';
+import { idleTokens, type RevocationAnnouncer } from './steps/idle-tokens.ts';
 import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
 import { reconcileVolumes } from './steps/reconcile-volumes.ts';
@@ -33,6 +34,7 @@ export interface SweepParts {
   balanceAlerts: LowBalanceAlerts;
   reservations: ReservationStarts;
   spotClaims: SpotClaimPass;
+  tenancy: RevocationAnnouncer;
   metrics: Metrics;
   provisioningDeadlineMs: number;
   defaultMaxBurnCentsPerHour: number | null;
@@ -61,6 +63,8 @@ export function passPlan(parts: SweepParts): PassPlan {
       ...parts.providers.filter(isVolumeHost).map((host) => reconcileVolumes(volumes, host)),
       settleCheckouts(parts.payments),
       removals(parts),
+      // before the blocks: an idle token's machines are billed to its deadline, no block past it is taken
+      idleTokens(parts),
       hourBlocks(parts),
       // before any breaker looks at an account: a recharge pays the blocks still owed
       autoRecharge(parts),

@@ -400,6 +400,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
           volumes: new VolumeMeter({ storage: c.resolve<Storage>(TOKENS.storage), clock: c.resolve<Clock>(TOKENS.clock), usage: c.resolve<MeteringService>(TOKENS.metering) }),
           volumeWindows: new VolumeExpiry({ ...basics(c), providers: c.resolve<Provider[]>(TOKENS.providers) }),
           metrics: c.resolve<Metrics>(TOKENS.metrics),
+          tenancy: c.resolve<TenancyService>(TOKENS.tenancy),
           balanceAlerts: new BalanceAlerts(basics(c)),
           reservations: new ReservationStarter({
             ...basics(c),
