@@ -62,9 +62,10 @@ export function passPlan(parts: SweepParts): PassPlan {
       // before the storage step: an adopted volume's hours since its creation are recorded this pass
       ...parts.providers.filter(isVolumeHost).map((host) => reconcileVolumes(volumes, host)),
       settleCheckouts(parts.payments),
-      removals(parts),
-      // before the blocks: an idle token's machines are billed to its deadline, no block past it is taken
+      // before the removals and the blocks: an idle token's machines end at its deadline, or at a removal time
+      // before it; no block past it is taken
       idleTokens(parts),
+      removals(parts),
       hourBlocks(parts),
       // before any breaker looks at an account: a recharge pays the blocks still owed
       autoRecharge(parts),
