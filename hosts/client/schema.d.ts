@@ -136,7 +136,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling token: scopes, spend cap and what remains of it
+         * The calling token: scopes, spend cap and what remains of it, idle timeout and deadline
          * @description Any valid bearer token.
          */
         get: operations["getTokenSelf"];

@@ -92,7 +92,7 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       method: 'get',
       path: '/v1/tokens/self',
       operationId: 'getTokenSelf',
-      summary: 'The calling token: scopes, spend cap and what remains of it',
+      summary: 'The calling token: scopes, spend cap and what remains of it, idle timeout and deadline',
       tags: ['tokens'],
       access: { kind: 'bearer', scope: null },
       responses: [{ status: 200, description: 'The calling token', schema: TokenSelfOut }],
