@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'identity.linked',
   'identity.unlinked',
   'budget.threshold_reached',
+  'token.idle_timeout',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

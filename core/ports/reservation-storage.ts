@@ -6,6 +6,8 @@ export interface ReservationStore {
   get(tenantId: string, reservationId: string): Promise<ReservationView | null>;
   /** The reservation row alone, locked until the transaction ends. */
   lock(tenantId: string, reservationId: string): Promise<Reservation | null>;
+  /** The tenant's reservations made by these tokens that have not ended (scheduled, starting, active), locked. */
+  lockOpenOf(tenantId: string, tokenIds: readonly string[]): Promise<Reservation[]>;
   byIdempotencyKey(tenantId: string, key: string): Promise<ReservationView | null>;
   /** Newest first. */
   list(tenantId: string, limit: number): Promise<ReservationView[]>;

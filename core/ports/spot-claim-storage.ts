@@ -6,6 +6,8 @@ export interface SpotClaimStore {
   get(tenantId: string, claimId: string): Promise<SpotClaimView | null>;
   /** The claim row alone, locked until the transaction ends. */
   lock(tenantId: string, claimId: string): Promise<SpotClaim | null>;
+  /** The ids of the tenant's claims made by these tokens that are still open (pending, active). */
+  openOf(tenantId: string, tokenIds: readonly string[]): Promise<string[]>;
   /** Newest first. */
   list(tenantId: string, limit: number): Promise<SpotClaimView[]>;
   /**

@@ -224,6 +224,18 @@ export interface TokenStore {
   addCommitment(tokenId: string, cents: number): Promise<void>;
   /** Revokes the token and every descendant not yet revoked; returns the ids it revoked. */
   revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]>;
+  /**
+   * Activity at `now` of these tokens (one and its ancestors): each live one with an idle timeout whose deadline
+   * would move by `coalesceMs` or more gets `now` plus its timeout; one past its deadline is left there. Answers
+   * the first token's deadline after it.
+   */
+  recordActivity(tokenIds: readonly string[], now: Date, coalesceMs: number): Promise<Date | null>;
+  /** Tokens of any tenant past their idle deadline at `now`, not revoked nor ended yet, earliest deadline first. */
+  idleCandidates(now: Date, limit: number): Promise<Token[]>;
+  /** The token and every descendant (revoked ones too), locked in id order until the transaction ends. */
+  lockSubtree(tenantId: string, tokenId: string): Promise<Token[]>;
+  /** Ends these tokens for idleness at `at` (revoked then, idled_at set), those not revoked yet; returns their ids. */
+  markIdle(tenantId: string, tokenIds: readonly string[], at: Date): Promise<string[]>;
 }
 
 export interface StoredMarketSummary {

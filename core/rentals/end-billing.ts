@@ -25,7 +25,7 @@ export function settlementOf(instance: Instance, cost: number, key: string, at: 
  * Ends billing (refund or final charge), releases the unused commitment, and marks the status. Billing
  * ends at the earliest of `at`, the scheduled removal and the window end, so nothing is billed past the
  * time the caller asked the machine to go (nor past a capped token's window). A machine that never
- * started, or a failed rental, costs 0.
+ * started, or a failed rental, costs 0. `why` names what ended it in the ledger description, when not its owner.
  */
 export async function endBilling(
   ctx: Pick<RentalsContext, 'clock' | 'ids'>,
@@ -34,10 +34,13 @@ export async function endBilling(
   at: Date,
   status: 'terminating' | 'failed',
   failure: string | null = null,
+  why: string | null = null,
 ): Promise<Instance> {
   const end = earliest(at, removalAt(instance))!;
   const cost = status === 'failed' || instance.startedAt === null ? 0 : instanceCostUntil(instance, end);
-  const settlement = settlementOf(instance, cost, `final:${instance.id}`, ctx.clock.now());
+  // `why` (what ended it, when not its owner) joins the note in the settlement's description, not the instance
+  const described = why === null ? instance : { ...instance, ledgerNote: instance.ledgerNote ? `${instance.ledgerNote}; ${why}` : why };
+  const settlement = settlementOf(described, cost, `final:${instance.id}`, ctx.clock.now());
   if (settlement) await postEntry(uow, ctx.ids, settlement);
   if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenId, cost - instance.commitmentCents);
   const ended: Instance = {

@@ -107,8 +107,8 @@ export class RentalService {
     return scheduleRemoval(this.context, tenantId, instanceId, at);
   }
 
-  endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed', failure: string | null = null): Promise<Instance> {
-    return endBilling(this.context, uow, instance, at, status, failure);
+  endBilling(uow: UnitOfWork, instance: Instance, at: Date, status: 'terminating' | 'failed', failure: string | null = null, why: string | null = null): Promise<Instance> {
+    return endBilling(this.context, uow, instance, at, status, failure, why);
   }
 
   removeUpstream(instance: Instance): Promise<Instance> {

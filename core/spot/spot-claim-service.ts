@@ -180,7 +180,7 @@ export class SpotClaimService {
  * end, when that came first), the unused minutes refunded, and the commitment shrinks to what the claim spent.
  * Answers the machine to remove upstream once committed, if it had a live one.
  */
-export async function closeClaim(uow: UnitOfWork, rentals: RentalService, tenantId: string, claimId: string, how: 'released' | 'expired', now: Date) {
+export async function closeClaim(uow: UnitOfWork, rentals: Pick<RentalService, 'endBilling'>, tenantId: string, claimId: string, how: 'released' | 'expired', now: Date) {
   await uow.accounts.lock(tenantId, now); // always the account before its instances
   const claim = await uow.spotClaims.lock(tenantId, claimId);
   if (!claim) throw notFound(`spot claim ${claimId}`);

@@ -10,6 +10,7 @@ import { autoRecharge, type AutoRecharger } from './steps/auto-recharge.ts';
 import { breakers } from './steps/breakers.ts';
 import { budgetMail, budgetStops, type BudgetEnforcement } from './steps/budgets.ts';
 import { hourBlocks } from './steps/hour-blocks.ts';
+import { idleTokens, type RevocationAnnouncer } from './steps/idle-tokens.ts';
 import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
 import { reconcileVolumes } from './steps/reconcile-volumes.ts';
@@ -35,6 +36,7 @@ export interface SweepParts {
   budgets: BudgetEnforcement;
   reservations: ReservationStarts;
   spotClaims: SpotClaimPass;
+  tenancy: RevocationAnnouncer;
   metrics: Metrics;
   provisioningDeadlineMs: number;
   defaultMaxBurnCentsPerHour: number | null;
@@ -62,6 +64,9 @@ export function passPlan(parts: SweepParts): PassPlan {
       // before the storage step: an adopted volume's hours since its creation are recorded this pass
       ...parts.providers.filter(isVolumeHost).map((host) => reconcileVolumes(volumes, host)),
       settleCheckouts(parts.payments),
+      // before the removals and the blocks: an idle token's machines end at its deadline, or at a removal time
+      // before it; no block past it is taken
+      idleTokens(parts),
       removals(parts),
       hourBlocks(parts),
       // before any breaker looks at an account: a recharge pays the blocks still owed

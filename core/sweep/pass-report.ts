@@ -35,6 +35,8 @@ export interface PassCounts {
   spotClaimsExpired: number;
   /** Starts still waiting on their cloud when the budget ended: they go on by themselves. */
   startsLeftRunning: number;
+  /** Tokens ended by their dead-man switch (each with its subtree, machines, reservations and spot claims). */
+  idleTimeouts: number;
 }
 
 /**
@@ -98,6 +100,7 @@ const COUNTS = [
   'spotClaimsRented',
   'spotClaimsExpired',
   'startsLeftRunning',
+  'idleTimeouts',
 ] as const satisfies readonly (keyof PassCounts)[];
 
 /** Adds a step's report to the pass's: counts summed, errors and conflicts appended in the order they came. */
@@ -146,6 +149,7 @@ export const emptyReport = (at: Date): SweepReport => ({
   durationMs: 0,
   callsCut: 0,
   startsLeftRunning: 0,
+  idleTimeouts: 0,
   oldestDueStartSeconds: null,
 });
 
@@ -178,6 +182,7 @@ export const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     volumes_expired: report.volumesExpired,
     spot_claims_rented: report.spotClaimsRented,
     spot_claims_expired: report.spotClaimsExpired,
+    idle_timeouts: report.idleTimeouts,
     conflicts: report.conflicts.length,
     calls_cut: report.callsCut,
   },

@@ -15,6 +15,7 @@ import type { AutoRecharger } from './steps/auto-recharge.ts';
 import type { BudgetEnforcement } from './steps/budgets.ts';
 import type { LowBalanceAlerts } from './steps/low-balances.ts';
 import type { ReservationStarts } from './steps/reservations.ts';
+import type { RevocationAnnouncer } from './steps/idle-tokens.ts';
 import type { CheckoutCatchUp } from './steps/settle-checkouts.ts';
 import type { SpotClaimPass } from './steps/spot-claims.ts';
 import type { UsageSettler } from './steps/usage.ts';
@@ -53,6 +54,8 @@ export class SweepService {
     balanceAlerts: LowBalanceAlerts;
     budgets: BudgetEnforcement;
     spotClaims: SpotClaimPass;
+    /** Tells every replica of the tokens an idle timeout ended. */
+    tenancy: RevocationAnnouncer;
     metrics?: Metrics;
     /** The deadlines every provider call goes through: the pass reports the calls they cut. */
     deadlines?: CallDeadlines;

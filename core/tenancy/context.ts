@@ -4,6 +4,7 @@ import type { Ids, Secrets } from '../ports/ids.ts';
 import type { RevocationFeed } from '../ports/revocations.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Token } from './token.ts';
+import type { ActivityWrites } from './activity-writes.ts';
 import type { TokenCache } from './token-cache.ts';
 
 export const TOKEN_SECRET_PREFIX = 'gcp';
@@ -17,6 +18,8 @@ export interface TenancyContext {
   secrets: Secrets;
   /** Token rows authenticated lately (core/tenancy/token-cache.ts). */
   recent: TokenCache;
+  /** When this replica last wrote each token's activity (core/tenancy/token-activity.ts). */
+  activity: ActivityWrites;
   /** Shared by the replicas: a revocation anywhere empties every replica's cache of it; null with one replica. */
   revocations: RevocationFeed | null;
 }

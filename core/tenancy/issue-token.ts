@@ -64,6 +64,8 @@ export async function issueToken(ctx: TenancyContext, credential: IssuingCredent
       ancestorIds: ancestry,
       createdAt: now,
       revokedAt: null,
+      idleDeadlineAt: terms.idleTimeoutMinutes === null ? null : new Date(now.getTime() + terms.idleTimeoutMinutes * 60_000),
+      idledAt: null,
     };
     await uow.tokens.add(token);
     return { token, secret: secret.bearer };

@@ -35,6 +35,9 @@ export async function issueSession(ctx: TenancyContext, uow: UnitOfWork, tenantI
     ancestorIds: [],
     createdAt: now,
     revokedAt: null,
+    idleTimeoutMinutes: null,
+    idleDeadlineAt: null,
+    idledAt: null,
   };
   await uow.tokens.add(token);
   await uow.identities.recordSession(token.id, identity.provider, identity.subject);

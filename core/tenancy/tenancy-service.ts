@@ -11,6 +11,7 @@ import { revokeToken } from './revoke-token.ts';
 import { endSessionsIn, endSessionsOf, issueSession, type SessionHolder } from './sessions.ts';
 import type { Tenant } from './tenant.ts';
 import { maxRentalHours, remainingCents, type Token } from './token.ts';
+import { ActivityWrites } from './activity-writes.ts';
 import { TokenCache } from './token-cache.ts';
 import type { TokenRequest } from './token-terms.ts';
 
@@ -37,7 +38,7 @@ export class TenancyService {
    */
   constructor(deps: { storage: Storage; clock: Clock; ids: Ids; secrets: Secrets; tokenCacheMs?: number; revocations?: RevocationFeed }) {
     const recent = new TokenCache(deps.clock, deps.tokenCacheMs ?? 5_000);
-    this.context = { storage: deps.storage, clock: deps.clock, ids: deps.ids, secrets: deps.secrets, recent, revocations: deps.revocations ?? null };
+    this.context = { storage: deps.storage, clock: deps.clock, ids: deps.ids, secrets: deps.secrets, recent, activity: new ActivityWrites(), revocations: deps.revocations ?? null };
     this.context.revocations?.subscribe((tokenIds) => (tokenIds === null ? recent.clear() : recent.forget(tokenIds)));
   }
 

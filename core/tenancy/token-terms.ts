@@ -10,6 +10,8 @@ export interface TokenRequest {
   spendLimitCents?: Cents;
   maxRentalHours?: number;
   expiresAt?: Date;
+  /** null asks for no timeout (refused under an issuer that has one); left out, the issuer's is inherited. */
+  idleTimeoutMinutes?: number | null;
 }
 
 export interface TokenTerms {
@@ -18,7 +20,10 @@ export interface TokenTerms {
   spendLimitCents: Cents | null;
   maxRentalHours: number | null;
   expiresAt: Date | null;
+  idleTimeoutMinutes: number | null;
 }
+
+export const IDLE_TIMEOUT_MINUTES = { min: 5, max: 1440 } as const;
 
 const checkBasics = (request: TokenRequest, now: Date): void => {
   if (request.spendLimitCents !== undefined && !(request.spendLimitCents > 0)) {
@@ -30,6 +35,23 @@ const checkBasics = (request: TokenRequest, now: Date): void => {
   if (request.expiresAt !== undefined && request.expiresAt.getTime() <= now.getTime()) {
     throw invalidInput(['body', 'expires_at'], 'must be in the future');
   }
+  const idle = request.idleTimeoutMinutes;
+  if (idle != null && !(Number.isInteger(idle) && idle >= IDLE_TIMEOUT_MINUTES.min && idle <= IDLE_TIMEOUT_MINUTES.max)) {
+    throw invalidInput(['body', 'idle_timeout_minutes'], `must be a whole number of minutes from ${IDLE_TIMEOUT_MINUTES.min} to ${IDLE_TIMEOUT_MINUTES.max}`);
+  }
+};
+
+/**
+ * A child's idle timeout: no longer than its issuer's, and present when the issuer has one, so the activity that
+ * keeps a child alive always keeps its ancestors alive too (docs/decisions.md, "Dead-man switch").
+ */
+const childIdleTimeout = (issuer: Token, asked: number | null | undefined): number | null => {
+  const limit = issuer.idleTimeoutMinutes;
+  const minutes = asked === undefined ? limit : asked;
+  if (limit !== null && (minutes === null || minutes > limit)) {
+    throw invalidInput(['body', 'idle_timeout_minutes'], `the issuing token times out after ${limit} idle minutes; a token it issues needs one of at most that`);
+  }
+  return minutes;
 };
 
 /** Terms of a tenant's first token, minted with the bootstrap secret: any scopes, any limits. */
@@ -41,6 +63,7 @@ export function rootTokenTerms(request: TokenRequest, now: Date): TokenTerms {
     spendLimitCents: request.spendLimitCents ?? null,
     maxRentalHours: request.maxRentalHours ?? null,
     expiresAt: request.expiresAt ?? null,
+    idleTimeoutMinutes: request.idleTimeoutMinutes ?? null,
   };
 }
 
@@ -87,5 +110,6 @@ export function childTokenTerms(issuerChain: readonly Token[], request: TokenReq
     );
   }
 
-  return { name: request.name ?? null, scopes, spendLimitCents, maxRentalHours: hours, expiresAt };
+  const idleTimeoutMinutes = childIdleTimeout(issuer, request.idleTimeoutMinutes);
+  return { name: request.name ?? null, scopes, spendLimitCents, maxRentalHours: hours, expiresAt, idleTimeoutMinutes };
 }

@@ -23,10 +23,20 @@ export interface Token {
   createdAt: Date;
   revokedAt: Date | null;
   secretDigest: string;
+  /** The dead-man switch: minutes without activity after which the token and its subtree end; null = none. */
+  idleTimeoutMinutes: number | null;
+  /** Recorded activity plus the timeout (core/tenancy/token-activity.ts); null without a timeout. */
+  idleDeadlineAt: Date | null;
+  /** When the token ended for idleness (its deadline or an ancestor's), set with revokedAt; null otherwise. */
+  idledAt: Date | null;
 }
 
+/** Whether the token has gone past its idle deadline: ended for it, or about to be by the next sweep. */
+export const isIdle = (token: Token, now: Date): boolean =>
+  token.idledAt !== null || (token.idleDeadlineAt !== null && token.idleDeadlineAt.getTime() <= now.getTime());
+
 export const isActive = (token: Token, now: Date): boolean =>
-  token.revokedAt === null && (token.expiresAt === null || token.expiresAt.getTime() > now.getTime());
+  token.revokedAt === null && (token.expiresAt === null || token.expiresAt.getTime() > now.getTime()) && !isIdle(token, now);
 
 /**
  * What may still be committed through a token: the smallest remaining cap along its chain

@@ -22,6 +22,18 @@ export const usd = (text: string): string => {
   return trimmed;
 };
 
+/** A span in whole minutes: "30m", "2h", "1h30m", or a bare number of minutes ("45"). */
+export const minutes = (min: number, max: number) => (text: string): number => {
+  const trimmed = text.trim();
+  const span = /^(?:(\d+)h)?\s*(?:(\d+)m?)?$/i.exec(trimmed);
+  if (!trimmed || !span || (span[1] === undefined && span[2] === undefined)) {
+    throw new InvalidArgumentError(`must be minutes like 30m, 2h, 1h30m or 45 (minutes), from ${min} to ${max} minutes`);
+  }
+  const value = Number(span[1] ?? 0) * 60 + Number(span[2] ?? 0);
+  if (value < min || value > max) throw new InvalidArgumentError(`must be from ${min} to ${max} minutes`);
+  return value;
+};
+
 export const list = (text: string): string[] =>
   text
     .split(',')

@@ -136,12 +136,32 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling token: scopes, spend cap and what remains of it
+         * The calling token: scopes, spend cap and what remains of it, idle timeout and deadline
          * @description Any valid bearer token.
          */
         get: operations["getTokenSelf"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tokens/self/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep the calling token alive (its dead-man switch): any request does; this one costs no more than authentication
+         * @description Any valid bearer token.
+         */
+        post: operations["heartbeatToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1722,6 +1742,8 @@ export interface components {
              * @example 2026-12-01T09:00:00Z
              */
             expires_at?: string;
+            /** @description Dead-man switch: after this many minutes with no request from the token or any token it issued, the sweep terminates every machine rented under them and they stop working. Left out: the issuer's; a child's is at most its issuer's, and null (none) only under an issuer without one. */
+            idle_timeout_minutes?: number | null;
         };
         /**
          * @example {
@@ -2117,7 +2139,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
-            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "budget.threshold_reached")[];
+            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "budget.threshold_reached" | "token.idle_timeout")[];
             description?: string;
         };
         SpotClaimCreate: {
@@ -2378,6 +2400,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             revoked_at: string | null;
+            /** @description The dead-man switch, in minutes; null: none. */
+            idle_timeout_minutes: number | null;
+            /** @description When the token times out idle unless it or a token it issued sends a request (recorded at most once a minute); null without a timeout. */
+            idle_deadline_at: string | null;
             /** @description The bearer secret, shown once. */
             token: string;
         };
@@ -2398,6 +2424,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             revoked_at: string | null;
+            /** @description The dead-man switch, in minutes; null: none. */
+            idle_timeout_minutes: number | null;
+            /** @description When the token times out idle unless it or a token it issued sends a request (recorded at most once a minute); null without a timeout. */
+            idle_deadline_at: string | null;
         };
         TokenSelfOut: {
             id: string;
@@ -2416,10 +2446,26 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             revoked_at: string | null;
+            /** @description The dead-man switch, in minutes; null: none. */
+            idle_timeout_minutes: number | null;
+            /** @description When the token times out idle unless it or a token it issued sends a request (recorded at most once a minute); null without a timeout. */
+            idle_deadline_at: string | null;
             tenant_id: string;
             /** @description What may still be committed: the smallest remaining cap along the token's chain; null when uncapped. */
             remaining_cents: number | null;
             effective_max_rental_hours: number | null;
+        };
+        /**
+         * @example {
+         *       "idle_timeout_minutes": 30,
+         *       "idle_deadline_at": "2026-11-21T12:30:00.000Z"
+         *     }
+         */
+        TokenHeartbeatOut: {
+            /** @description The dead-man switch, in minutes; null: none. */
+            idle_timeout_minutes: number | null;
+            /** @description When the token times out idle unless it or a token it issued sends a request (recorded at most once a minute); null without a timeout. */
+            idle_deadline_at: string | null;
         };
         GpuSearchOut: {
             /** @description Cheapest first by price_per_hour_cents. */
@@ -2732,6 +2778,8 @@ export interface components {
             spot_claims_rented: number;
             /** @description Spot claims whose hours ended (their machine removed). */
             spot_claims_expired: number;
+            /** @description Tokens ended by their dead-man switch (idle_timeout_minutes), each with what was rented under it. */
+            idle_timeouts: number;
             auto_recharge: {
                 attempted: number;
                 succeeded: number;
@@ -3539,7 +3587,8 @@ export interface operations {
                  *         "rent"
                  *       ],
                  *       "spend_limit_usd": "25.00",
-                 *       "max_rental_hours": 8
+                 *       "max_rental_hours": 8,
+                 *       "idle_timeout_minutes": 30
                  *     }
                  */
                 "application/json": components["schemas"]["TokenCreate"];
@@ -3675,6 +3724,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TokenSelfOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    heartbeatToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The idle timeout and the deadline it moved */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenHeartbeatOut"];
                 };
             };
             /** @description Missing, invalid, expired or revoked bearer token */

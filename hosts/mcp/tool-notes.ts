@@ -60,8 +60,17 @@ const NOTES: Record<string, ToolNote> = {
   cancel_reservation: { text: 'Before the start it costs nothing; during the window the machine is terminated with the usual refund.' },
   ingest_usage: { text: 'Money: each record is owed at once at its kind\'s price. Send an idempotency_key to make a retry safe.', hints: { destructiveHint: false, idempotentHint: false } },
   settle_usage: { text: 'Money: posts owed usage to the ledger while the balance covers it.', hints: { destructiveHint: false, idempotentHint: true } },
+  get_token_self: {
+    text:
+      'Your own limits: scopes, spend cap and what remains, hours, expiry, and the dead-man switch (idle_timeout_minutes, idle_deadline_at): ' +
+      'every call moves the deadline (recorded at most once a minute); silent past it, every machine rented under this token and the tokens it issued is terminated and the token stops working.',
+  },
+  heartbeat_token: {
+    text: 'Keeps this token alive when you have nothing else to call; any tool call does as much. Call it well within idle_timeout_minutes (e.g. every third of it).',
+    hints: { destructiveHint: false, idempotentHint: true },
+  },
   create_token: {
-    text: 'The new token\'s secret is answered once; its scopes, spend cap and hours stay within this token\'s.',
+    text: 'The new token\'s secret is answered once; its scopes, spend cap, hours and idle timeout stay within this token\'s.',
     hints: { destructiveHint: false, idempotentHint: false },
   },
   revoke_token: { text: 'Every token it issued is revoked too.' },

@@ -4,9 +4,11 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
  * A model-based test of one account over real HTTP: random sequences of deposits, credits, rentals,
- * terminations, removals, sweeps, stops, holds, monthly budgets and clock moves. After every step the books must
- * hold, and a budget's month must be what the ledger charged in it.
+ * terminations, removals, sweeps, stops, holds, monthly budgets and clock moves, and rentals and heartbeats of an
+ * agent's token with an idle timeout (its dead-man switch). After every step the books must hold, and a budget's
+ * month must be what the ledger charged in it.
  */
+const AGENT_IDLE_MINUTES = 45;
 let world: RentalWorld;
 let nodeIds: string[];
 beforeAll(async () => {
@@ -17,12 +19,17 @@ afterAll(() => world.close());
 
 interface Model {
   instances: string[];
+  /** Those rented by the agent's token. */
+  agentInstances: string[];
+  /** Those a person may have ended (terminate, stop, hold): at their time, which may be after the agent's deadline. */
+  endedByHand: Set<string>;
 }
 
 interface Real {
   token: string;
   tenantId: string;
   seen: Map<string, string>;
+  agent: { token: string; id: string };
 }
 
 /** What the ledger charged in the calendar month (UTC) of `now`: what a budget counts (refunds not subtracted). */
@@ -31,7 +38,7 @@ const chargedThisMonth = (ledger: any[], now: Date): number =>
     .filter((e) => (e.kind === 'rental_hour' || e.kind === 'usage') && e.amount_cents < 0 && e.created_at.slice(0, 7) === now.toISOString().slice(0, 7))
     .reduce((s, e) => s - e.amount_cents, 0);
 
-async function checkBooks(real: Real, afterSweep: boolean): Promise<void> {
+async function checkBooks(model: Model, real: Real, afterSweep: boolean): Promise<void> {
   const { api } = world;
   // what a budget's charge decided after its commit (a stop, the mail) is done before the books are read
   await api.plane.services.budgetWatch.idle();
@@ -69,6 +76,19 @@ async function checkBooks(real: Real, afterSweep: boolean): Promise<void> {
     expect(account.running_machines).toBe(0);
     expect(instances.filter((i) => ['provisioning', 'running', 'rebooting'].includes(i.status))).toEqual([]);
   }
+  // the dead-man switch: once a sweep saw the agent's deadline pass, nothing of it runs, and nothing of it was billed past it
+  if (afterSweep) {
+    const agent = ((await api.call('GET', '/v1/tokens', { token: real.token })).body as any[]).find((t) => t.id === real.agent.id);
+    const deadline = Date.parse(agent.idle_deadline_at);
+    if (agent.revoked_at === null) expect(deadline).toBeGreaterThan(world.clock.now().getTime());
+    else {
+      expect(agent.revoked_at).toBe(agent.idle_deadline_at);
+      for (const instance of instances.filter((i) => model.agentInstances.includes(i.id))) {
+        expect(['terminated', 'failed']).toContain(instance.status);
+        if (instance.terminated_at !== null && !model.endedByHand.has(instance.id)) expect(Date.parse(instance.terminated_at)).toBeLessThanOrEqual(deadline);
+      }
+    }
+  }
 }
 
 type Cmd = fc.AsyncCommand<Model, Real>;
@@ -77,7 +97,7 @@ const command = (name: string, check: (m: Model) => boolean, run: (m: Model, r: 
   check,
   async run(m, r) {
     const sweep = await run(m, r);
-    await checkBooks(r, sweep === true);
+    await checkBooks(m, r, sweep === true);
   },
   toString: () => name,
 });
@@ -95,8 +115,22 @@ const rent = (pick: number, hours: number | null) => command(`rent(${pick}, ${ho
   expect([201, 402, 409]).toContain(res.status);
   if (res.status === 201) m.instances.push(res.body.id);
 });
+const agentRent = (pick: number, hours: number | null) => command(`agent rent(${pick}, ${hours})`, () => true, async (m, r) => {
+  const node = nodeIds[pick % nodeIds.length]!;
+  const res = await world.rent(r.agent.token, { node_id: node, ...(hours && { termination_hours: hours }) });
+  // 401 once the agent timed out idle
+  expect([201, 401, 402, 409]).toContain(res.status);
+  if (res.status === 201) {
+    m.instances.push(res.body.id);
+    m.agentInstances.push(res.body.id);
+  }
+});
+const heartbeat = () => command('agent heartbeat', () => true, async (_m, r) => {
+  expect([200, 401]).toContain((await world.api.call('POST', '/v1/tokens/self/heartbeat', { token: r.agent.token })).status);
+});
 const terminate = (k: number) => command(`terminate(${k})`, (m) => m.instances.length > 0, async (m, r) => {
   const id = m.instances[k % m.instances.length]!;
+  m.endedByHand.add(id);
   expect((await world.api.call('POST', `/v1/instances/${id}/terminate`, { token: r.token })).status).toBe(200);
 });
 const schedule = (k: number, minutes: number) => command(`schedule(${k}, ${minutes})`, (m) => m.instances.length > 0, async (m, r) => {
@@ -109,13 +143,15 @@ const sweep = () => command('sweep', () => true, async () => {
   expect((await world.api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
   return true;
 });
-const stop = () => command('stop', () => true, async (_m, r) => {
+const stop = () => command('stop', () => true, async (m, r) => {
+  for (const id of m.instances) m.endedByHand.add(id);
   expect((await world.api.call('POST', '/v1/billing/stop', { token: r.token })).status).toBe(200);
 });
 const resume = () => command('resume', () => true, async (_m, r) => {
   expect([200, 409]).toContain((await world.api.call('POST', '/v1/billing/resume', { token: r.token })).status);
 });
-const hold = () => command('hold', () => true, async (_m, r) => {
+const hold = () => command('hold', () => true, async (m, r) => {
+  for (const id of m.instances) m.endedByHand.add(id);
   expect((await world.api.call('POST', `/v1/operator/tenants/${r.tenantId}/hold`, { headers: OPERATOR })).status).toBe(200);
 });
 const lift = () => command('operator resume', () => true, async (_m, r) => {
@@ -136,6 +172,8 @@ const commands = [
   fc.integer({ min: 1, max: 30 }).map(depositConfirmed),
   fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => rent(p, h)),
   fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => rent(p, h)),
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => agentRent(p, h)),
+  fc.constant(null).map(heartbeat),
   fc.nat().map(terminate),
   fc.tuple(fc.nat(), fc.integer({ min: 1, max: 240 })).map(([k, m]) => schedule(k, m)),
   fc.constant(null).map(sweep),
@@ -150,20 +188,42 @@ const commands = [
   fc.constant(null).map(noBudget),
 ];
 
+/** The agent's life: rentals and heartbeats between clock moves and sweeps, so its deadline passes under running machines. */
+const agentCommands = [
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => agentRent(p, h)),
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => agentRent(p, h)),
+  fc.constant(null).map(heartbeat),
+  fc.nat().map(terminate),
+  fc.constant(null).map(sweep),
+  fc.constant(null).map(sweep),
+  fc.integer({ min: 1, max: 30 }).map(credit),
+  fc.constant(null).map(stop),
+  fc.constant(null).map(resume),
+  fc.integer({ min: 1, max: 90 }).map(advance),
+];
+
+async function runModel(cmds: Iterable<Cmd>, budgetCents: number | null = null): Promise<void> {
+  const tenant = await world.fundedTenant(5);
+  if (budgetCents !== null) {
+    const set = await world.api.call('PUT', '/v1/billing/budget', { token: tenant.token, body: { monthly_usd: budgetCents / 100, stop_at_limit: true } });
+    expect(set.status).toBe(200);
+  }
+  const agent = await world.api.call('POST', '/v1/tokens', { token: tenant.token, body: { scopes: ['read', 'rent'], idle_timeout_minutes: AGENT_IDLE_MINUTES } });
+  expect(agent.status).toBe(201);
+  const real: Real = { token: tenant.token, tenantId: tenant.tenantId, seen: new Map(), agent: { token: agent.body.token, id: agent.body.id } };
+  await fc.asyncModelRun(() => ({ model: { instances: [], agentInstances: [], endedByHand: new Set<string>() }, real }), cmds);
+}
+
 describe('one account under any sequence of operations', () => {
-  it('keeps its books: the ledger sums to the balance, entries never change, nothing is charged twice', async () => {
+  it('keeps its books: the ledger sums to the balance, entries never change, nothing is charged twice nor past an idle deadline', async () => {
     await fc.assert(
       // half the accounts begin with a budget that stops at its limit, within what their funds can spend
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), fc.option(fc.integer({ min: 50, max: 500 }), { freq: 2 }), async (cmds, budgetCents) => {
-        const tenant = await world.fundedTenant(5);
-        const real: Real = { token: tenant.token, tenantId: tenant.tenantId, seen: new Map() };
-        if (budgetCents !== null) {
-          const set = await world.api.call('PUT', '/v1/billing/budget', { token: tenant.token, body: { monthly_usd: budgetCents / 100, stop_at_limit: true } });
-          expect(set.status).toBe(200);
-        }
-        await fc.asyncModelRun(() => ({ model: { instances: [] }, real }), cmds);
-      }),
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), fc.option(fc.integer({ min: 50, max: 500 }), { freq: 2 }), (cmds, budgetCents) => runModel(cmds, budgetCents)),
       { numRuns: 25 },
     );
+  }, 120_000);
+
+  it('ends an agent that went silent at its idle deadline: its machines billed to it, nothing of it running after a sweep', async () => {
+    await fc.assert(fc.asyncProperty(fc.commands(agentCommands, { maxCommands: 20 }), (cmds) => runModel(cmds)), { numRuns: 20 });
   }, 120_000);
 });

@@ -230,3 +230,25 @@ describe('POST /mcp batches', () => {
     }
   });
 });
+
+// last: it moves the shared clock on by most of an hour
+describe('the dead-man switch over MCP', () => {
+  it('tells an agent its idle timeout and deadline; every tool call keeps it alive, and a silent one stops working', async () => {
+    const { token } = await world.fundedTenant(1);
+    const agent = await connect(await childToken(token, { scopes: ['read'], idle_timeout_minutes: 10 }));
+    const tools = new Map((await agent.listTools()).tools.map((tool) => [tool.name, tool]));
+    expect(tools.get('get_token_self')!.description).toMatch(/idle_deadline_at/);
+    expect(tools.get('heartbeat_token')).toBeDefined();
+    const start = world.clock.now().getTime();
+    for (let minute = 8; minute <= 40; minute += 8) {
+      world.clock.set(new Date(start + minute * 60_000));
+      const answer = await call(agent, minute === 40 ? 'get_token_self' : 'search_gpus', minute === 40 ? {} : { limit: 1 });
+      expect(answer.isError, text(answer)).toBeFalsy();
+    }
+    const self = (await call(agent, 'get_token_self')).structuredContent as { idle_timeout_minutes: number; idle_deadline_at: string };
+    expect(self).toMatchObject({ idle_timeout_minutes: 10, idle_deadline_at: new Date(start + 50 * 60_000).toISOString() });
+    expect((await call(agent, 'heartbeat_token')).structuredContent).toEqual({ idle_timeout_minutes: 10, idle_deadline_at: self.idle_deadline_at });
+    world.clock.set(new Date(start + 50 * 60_000));
+    await expect(call(agent, 'get_token_self')).rejects.toThrow(/401|timed out idle/);
+  });
+});

@@ -17,6 +17,7 @@ const EXPECTED = [
   'POST /v1/tokens',
   'GET /v1/tokens',
   'GET /v1/tokens/self',
+  'POST /v1/tokens/self/heartbeat',
   'DELETE /v1/tokens/{token_id}',
   'GET /v1/gpus',
   'GET /v1/marketplace',

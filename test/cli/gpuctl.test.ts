@@ -340,10 +340,10 @@ describe('billing', () => {
 
 describe('tokens', () => {
   it('create with scopes and caps prints the secret once; ls; revoke; the revoked token exits 3', async () => {
-    const created = await cli.run(['tokens', 'create', '--name', 'agent', '--scopes', 'read,rent', '--spend-limit', '25', '--max-hours', '8', '--expires', '30d', '--json']);
+    const created = await cli.run(['tokens', 'create', '--name', 'agent', '--scopes', 'read,rent', '--spend-limit', '25', '--max-hours', '8', '--expires', '30d', '--idle-timeout', '2h', '--json']);
     expect(created.code, created.stderr).toBe(0);
     const token = json(created.stdout) as { id: string; token: string; scopes: string[]; spend_limit_cents: number; max_rental_hours: number; expires_at: string };
-    expect(token).toMatchObject({ scopes: ['read', 'rent'], spend_limit_cents: 2500, max_rental_hours: 8 });
+    expect(token).toMatchObject({ scopes: ['read', 'rent'], spend_limit_cents: 2500, max_rental_hours: 8, idle_timeout_minutes: 120 });
     expect(Date.parse(token.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
     const ls = await cli.run(['tokens', 'ls']);

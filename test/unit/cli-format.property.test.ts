@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { money, relative, table } from '../../hosts/cli/format.ts';
-import { moment } from '../../hosts/cli/parse.ts';
+import { minutes, moment } from '../../hosts/cli/parse.ts';
 
 describe('gpuctl formatting', () => {
   it('money prints integer cents exactly: reading the text back gives the same cents', () => {
@@ -33,6 +33,12 @@ describe('gpuctl formatting', () => {
     expect(moment('+1d2h', now)).toBe('2026-11-24T14:00:00.000Z');
     expect(moment('2026-11-24T18:00:00+01:00', now)).toBe('2026-11-24T17:00:00.000Z');
     for (const bad of ['soon', '2026-11-24', '2026-11-24T18:00:00', '', 'h']) expect(() => moment(bad, now), bad).toThrow();
+  });
+
+  it('idle timeouts: 30m, 2h, 1h30m or bare minutes, within the bounds; anything else is refused', () => {
+    const idle = minutes(5, 1440);
+    expect([idle('30m'), idle('2h'), idle('1h30m'), idle('45'), idle(' 24h ')]).toEqual([30, 120, 90, 45, 1440]);
+    for (const bad of ['4', '25h', '', 'h', '30s', '1.5h', 'soon', '-5']) expect(() => idle(bad), bad).toThrow();
   });
 
   it('tables pad columns; an empty list says so', () => {

@@ -21,6 +21,9 @@ const token = (terms: Partial<Token>, i: number): Token => ({
   ancestorIds: [],
   createdAt: new Date(0),
   revokedAt: null,
+  idleTimeoutMinutes: null,
+  idleDeadlineAt: null,
+  idledAt: null,
   secretDigest: '',
   ...terms,
 });

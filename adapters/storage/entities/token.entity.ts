@@ -18,5 +18,8 @@ export const TokenEntity = defineEntity({
     createdAt: p.datetime().columnType('timestamptz'),
     revokedAt: p.datetime().columnType('timestamptz').nullable(),
     secretDigest: p.string().columnType('text'),
+    idleTimeoutMinutes: p.integer().nullable(),
+    idleDeadlineAt: p.datetime().columnType('timestamptz').nullable(),
+    idledAt: p.datetime().columnType('timestamptz').nullable(),
   },
 });

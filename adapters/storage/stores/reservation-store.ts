@@ -77,6 +77,14 @@ export class MikroReservationStore implements ReservationStore {
     return row ? toReservation(row) : null;
   }
 
+  async lockOpenOf(tenantId: string, tokenIds: readonly string[]): Promise<Reservation[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select ${SELECT} from reservations r where r.tenant_id = ? and r.token_id = any(?::text[]) and r.status in ('scheduled', 'starting', 'active') order by r.id for update`,
+      [tenantId, textArray(tokenIds)],
+    );
+    return rows.map(toReservation);
+  }
+
   async byIdempotencyKey(tenantId: string, key: string): Promise<ReservationView | null> {
     const [row] = await this.em.execute<Row[]>(`${VIEW} where r.tenant_id = ? and r.idempotency_key = ?`, [tenantId, key]);
     return row ? toView(row) : null;

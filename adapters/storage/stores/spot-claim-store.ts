@@ -79,6 +79,14 @@ export class MikroSpotClaimStore implements SpotClaimStore {
     return row ? toClaim(row) : null;
   }
 
+  async openOf(tenantId: string, tokenIds: readonly string[]): Promise<string[]> {
+    const rows = await this.em.execute<{ id: string }[]>(
+      `select id from spot_claims where tenant_id = ? and token_id = any(?::text[]) and status in ('pending', 'active') order by id`,
+      [tenantId, textArray(tokenIds)],
+    );
+    return rows.map((row) => row.id);
+  }
+
   async list(tenantId: string, limit: number): Promise<SpotClaimView[]> {
     const rows = await this.em.execute<Row[]>(`${VIEW} where c.tenant_id = ? order by c.created_at desc, c.id desc limit ?`, [tenantId, limit]);
     return rows.map(toView);

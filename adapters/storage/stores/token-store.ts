@@ -3,6 +3,7 @@ import type { TokenStore } from '../../../core/ports/storage.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
 import type { Token, TokenKind } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
+import { textArray } from './sql-rows.ts';
 
 type TokenRow = InferEntity<typeof TokenEntity>;
 
@@ -21,6 +22,9 @@ const toToken = (row: TokenRow): Token => ({
   createdAt: row.createdAt,
   revokedAt: row.revokedAt ?? null,
   secretDigest: row.secretDigest,
+  idleTimeoutMinutes: row.idleTimeoutMinutes ?? null,
+  idleDeadlineAt: row.idleDeadlineAt ?? null,
+  idledAt: row.idledAt ?? null,
 });
 
 export class MikroTokenStore implements TokenStore {
@@ -85,6 +89,52 @@ export class MikroTokenStore implements TokenStore {
        update tokens t set revoked_at = ? from subtree where t.id = subtree.id
        returning t.id`,
       [tenantId, tokenId, tokenId, at],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async recordActivity(tokenIds: readonly string[], now: Date, coalesceMs: number): Promise<Date | null> {
+    // only rows whose deadline would move by coalesceMs or more are locked and written, in id order as everywhere
+    // tokens are locked; a token already past its deadline stays there (activity below never revives it). The outer
+    // select reads the rows as they were before the update: the moved deadline comes first.
+    const [row] = await this.em.execute<{ deadline: Date | string | null }[]>(
+      `with due as (
+         select id from tokens
+          where id = any(?::text[]) and revoked_at is null and idle_deadline_at > ?
+            and idle_deadline_at <= ?::timestamptz + make_interval(mins => idle_timeout_minutes) - make_interval(secs => ?)
+          order by id for update
+       ), moved as (
+         update tokens t set idle_deadline_at = ?::timestamptz + make_interval(mins => t.idle_timeout_minutes) from due where t.id = due.id
+         returning t.id, t.idle_deadline_at
+       )
+       select coalesce((select idle_deadline_at from moved where id = ?), (select idle_deadline_at from tokens where id = ?)) as deadline`,
+      [textArray(tokenIds), now, now, coalesceMs / 1000, now, tokenIds[0], tokenIds[0]],
+    );
+    return row?.deadline ? new Date(row.deadline) : null;
+  }
+
+  async idleCandidates(now: Date, limit: number): Promise<Token[]> {
+    const rows = await this.em.find(
+      TokenEntity,
+      { idleDeadlineAt: { $lte: now }, revokedAt: null, idledAt: null },
+      { orderBy: { idleDeadlineAt: 'asc', id: 'asc' }, limit },
+    );
+    return rows.map(toToken);
+  }
+
+  async lockSubtree(tenantId: string, tokenId: string): Promise<Token[]> {
+    const rows = await this.em.find(
+      TokenEntity,
+      { tenantId, $or: [{ id: tokenId }, { ancestorIds: { $contains: [tokenId] } }] },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { id: 'asc' }, refresh: true },
+    );
+    return rows.map(toToken);
+  }
+
+  async markIdle(tenantId: string, tokenIds: readonly string[], at: Date): Promise<string[]> {
+    const rows = await this.em.execute<{ id: string }[]>(
+      `update tokens set revoked_at = ?, idled_at = ? where tenant_id = ? and id = any(?::text[]) and revoked_at is null returning id`,
+      [at, at, tenantId, textArray(tokenIds)],
     );
     return rows.map((row) => row.id);
   }

@@ -15,6 +15,7 @@ import { RentalService } from '../../../core/rentals/rental-service.ts';
 import { ReservationStarter } from '../../../core/reservations/reservation-starter.ts';
 import { SpotClaimKeeper } from '../../../core/spot/spot-claim-keeper.ts';
 import { SweepService } from '../../../core/sweep/sweep-service.ts';
+import { TenancyService } from '../../../core/tenancy/tenancy-service.ts';
 import type { CallDeadlines } from '../../../core/upstream/call-deadlines.ts';
 import { VolumeExpiry } from '../../../core/volumes/volume-expiry.ts';
 import { VolumeMeter } from '../../../core/volumes/volume-meter.ts';
@@ -50,6 +51,7 @@ export function registerBilling(
         volumes: new VolumeMeter({ storage: get(c, STORAGE), clock: get(c, CLOCK), usage: c.resolve(MeteringService) }),
         volumeWindows: new VolumeExpiry({ ...basics(c), providers: get(c, PROVIDERS) }),
         metrics: get(c, METRICS),
+        tenancy: c.resolve(TenancyService),
         balanceAlerts: new BalanceAlerts(basics(c)),
         budgets: c.resolve(BudgetWatch),
         reservations: new ReservationStarter(bookings),

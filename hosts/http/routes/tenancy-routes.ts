@@ -6,9 +6,11 @@ import {
   TenantOut,
   TokenCreate,
   TokenCreatedOut,
+  TokenHeartbeatOut,
   TokenIdParams,
   TokenOut,
   TokenSelfOut,
+  tokenHeartbeatOut,
   tokenOut,
   tokenSelfOut,
 } from '../schemas/tenancy.ts';
@@ -49,13 +51,14 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       body: TokenCreate,
       responses: [{ status: 201, description: 'Created; `token` is shown once', schema: TokenCreatedOut }],
       async handle({ body, caller }) {
-        const { tenant_id, bootstrap_secret, name, scopes, spend_limit_usd, max_rental_hours, expires_at } = body;
+        const { tenant_id, bootstrap_secret, name, scopes, spend_limit_usd, max_rental_hours, expires_at, idle_timeout_minutes } = body;
         const request = {
           name: name ?? null,
           ...(scopes && { scopes }),
           ...(spend_limit_usd !== undefined && { spendLimitCents: spend_limit_usd }),
           ...(max_rental_hours !== undefined && { maxRentalHours: max_rental_hours }),
           ...(expires_at && { expiresAt: expires_at }),
+          ...(idle_timeout_minutes !== undefined && { idleTimeoutMinutes: idle_timeout_minutes }),
         };
         let issued;
         if (caller) {
@@ -89,12 +92,25 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       method: 'get',
       path: '/v1/tokens/self',
       operationId: 'getTokenSelf',
-      summary: 'The calling token: scopes, spend cap and what remains of it',
+      summary: 'The calling token: scopes, spend cap and what remains of it, idle timeout and deadline',
       tags: ['tokens'],
       access: { kind: 'bearer', scope: null },
       responses: [{ status: 200, description: 'The calling token', schema: TokenSelfOut }],
       async handle({ caller }) {
         return { status: 200, body: tokenSelfOut(await tenancy.describe(caller!)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/tokens/self/heartbeat',
+      operationId: 'heartbeatToken',
+      summary: "Keep the calling token alive (its dead-man switch): any request does; this one costs no more than authentication",
+      tags: ['tokens'],
+      access: { kind: 'bearer', scope: null },
+      responses: [{ status: 200, description: 'The idle timeout and the deadline it moved', schema: TokenHeartbeatOut }],
+      async handle({ caller }) {
+        // authentication recorded the activity (at most one write a minute per token): the caller carries its deadline
+        return { status: 200, body: tokenHeartbeatOut(caller!) };
       },
     }),
     defineRoute({

@@ -29,11 +29,15 @@ export const TokenCreate = z
     spend_limit_usd: usdAmount().optional().meta({ description: 'Cap on what rentals through this token (and its children) may commit; > 0.' }),
     max_rental_hours: z.int().min(1).max(100_000).optional(),
     expires_at: dateTime().optional().meta({ description: 'Must be in the future.' }),
+    idle_timeout_minutes: z.int().min(5).max(1440).nullable().optional().meta({
+      description:
+        'Dead-man switch: after this many minutes with no request from the token or any token it issued, the sweep terminates every machine rented under them and they stop working. Left out: the issuer\'s; a child\'s is at most its issuer\'s, and null (none) only under an issuer without one.',
+    }),
   })
   .meta({
     id: 'TokenCreate',
     examples: [
-      { name: 'agent', scopes: ['read', 'rent'], spend_limit_usd: '25.00', max_rental_hours: 8 },
+      { name: 'agent', scopes: ['read', 'rent'], spend_limit_usd: '25.00', max_rental_hours: 8, idle_timeout_minutes: 30 },
       { tenant_id: exampleId('ten'), bootstrap_secret: 'gcp_boot_9q4m2xk7c3rwh8vt', scopes: ['read', 'rent', 'manage', 'billing'] },
     ],
   });
@@ -50,6 +54,10 @@ const tokenFields = {
   parent_id: z.string().nullable(),
   created_at: dateTimeOut(),
   revoked_at: dateTimeOut().nullable(),
+  idle_timeout_minutes: z.int().nullable().meta({ description: 'The dead-man switch, in minutes; null: none.' }),
+  idle_deadline_at: dateTimeOut()
+    .nullable()
+    .meta({ description: 'When the token times out idle unless it or a token it issued sends a request (recorded at most once a minute); null without a timeout.' }),
 };
 
 export const TokenOut = z.object(tokenFields).meta({ id: 'TokenOut' });
@@ -69,6 +77,10 @@ export const TokenSelfOut = z
 
 export const TokenIdParams = z.object({ token_id: resourceId('tok') });
 
+export const TokenHeartbeatOut = z
+  .object({ idle_timeout_minutes: tokenFields.idle_timeout_minutes, idle_deadline_at: tokenFields.idle_deadline_at })
+  .meta({ id: 'TokenHeartbeatOut', examples: [{ idle_timeout_minutes: 30, idle_deadline_at: '2026-11-21T12:30:00.000Z' }] });
+
 
 export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
   id: token.id,
@@ -82,6 +94,12 @@ export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
   parent_id: token.parentId,
   created_at: token.createdAt.toISOString(),
   revoked_at: isoOrNull(token.revokedAt),
+  ...tokenHeartbeatOut(token),
+});
+
+export const tokenHeartbeatOut = (token: Token): z.input<typeof TokenHeartbeatOut> => ({
+  idle_timeout_minutes: token.idleTimeoutMinutes,
+  idle_deadline_at: isoOrNull(token.idleDeadlineAt),
 });
 
 export const tokenSelfOut = (view: TokenView): z.input<typeof TokenSelfOut> => ({

@@ -57,6 +57,7 @@ export function TokensPage() {
                 </th>
                 <th scope="col">Max hours</th>
                 <th scope="col">Expires</th>
+                <th scope="col">Idle deadline</th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -78,6 +79,10 @@ export function TokensPage() {
                     <td>{t.max_rental_hours ?? '—'}</td>
                     <td>
                       <Time iso={t.expires_at} />
+                    </td>
+                    <td>
+                      <Time iso={t.idle_deadline_at} />
+                      {t.idle_timeout_minutes !== null && <small> after {t.idle_timeout_minutes} min idle</small>}
                     </td>
                     <td>
                       {self.data?.id !== t.id && (
@@ -113,11 +118,13 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
   const [cap, setCap] = useState('');
   const [hours, setHours] = useState('');
   const [expires, setExpires] = useState('');
+  const [idle, setIdle] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | string | null>(null);
   const submit = async (event: Event) => {
     event.preventDefault();
     if (cap && !DOLLARS.test(cap.trim())) return setError('The spend cap is dollars and cents, e.g. 25 or 25.50.');
+    if (idle.trim() && !/^\d+$/.test(idle.trim())) return setError('The idle timeout is whole minutes, from 5 to 1440.');
     setBusy(true);
     setError(null);
     const answer = await run(
@@ -128,6 +135,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
           ...(cap.trim() && { spend_limit_usd: cap.trim() }),
           ...(hours.trim() && { max_rental_hours: Number(hours) }),
           ...(expires && { expires_at: new Date(expires).toISOString() }),
+          ...(idle.trim() && { idle_timeout_minutes: Number(idle) }),
         },
       }),
     );
@@ -137,6 +145,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
     setCap('');
     setHours('');
     setExpires('');
+    setIdle('');
     onCreated(answer.data);
   };
   return (
@@ -155,6 +164,14 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
       <Input label="Spend cap (USD)" hint="spend_limit_usd: the most it may commit, e.g. 25.00" inputMode="decimal" value={cap} onInput={setCap} />
       <Input label="Max rental hours" hint="max_rental_hours: the longest shutdown window it may set" type="number" min="1" value={hours} onInput={setHours} />
       <Input label="Expires at" hint="expires_at, in your time zone (empty: never)" type="datetime-local" value={expires} onInput={setExpires} />
+      <Input
+        label="Idle timeout (minutes)"
+        hint="idle_timeout_minutes, 5 to 1440: with no request from it (or a token it issued) that long, its machines are terminated and it stops working (empty: none)"
+        type="number"
+        min="5"
+        value={idle}
+        onInput={setIdle}
+      />
       <ErrorText error={error} />
       <Busy busy={busy}>Create token</Busy>
     </form>
