@@ -203,6 +203,7 @@ export class RentalService {
           commitmentCents: commitment,
           commitmentFor: 'rate x termination_hours',
           heldCents: adoption?.heldCents ?? 0,
+          burnCentsPerHour: rate,
         },
         now,
         account,

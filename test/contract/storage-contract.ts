@@ -15,6 +15,7 @@ const tokenFor = (tenantId: string, over: Partial<Token> = {}): Token => ({
   spendLimitCents: null,
   committedCents: 0,
   maxRentalHours: null,
+  maxBurnCentsPerHour: null,
   expiresAt: null,
   parentId: null,
   ancestorIds: [],

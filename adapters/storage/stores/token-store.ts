@@ -3,6 +3,7 @@ import type { TokenStore } from '../../../core/ports/storage.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
 import type { Token, TokenKind } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
+import { num, textArray } from './sql-rows.ts';
 
 type TokenRow = InferEntity<typeof TokenEntity>;
 
@@ -15,6 +16,7 @@ const toToken = (row: TokenRow): Token => ({
   spendLimitCents: row.spendLimitCents ?? null,
   committedCents: row.committedCents ?? 0,
   maxRentalHours: row.maxRentalHours ?? null,
+  maxBurnCentsPerHour: row.maxBurnCentsPerHour ?? null,
   expiresAt: row.expiresAt ?? null,
   parentId: row.parentId ?? null,
   ancestorIds: row.ancestorIds,
@@ -74,6 +76,30 @@ export class MikroTokenStore implements TokenStore {
        update tokens t set committed_cents = greatest(0, t.committed_cents + ?) from chain where t.id = chain.id`,
       [tokenId, tokenId, cents],
     );
+  }
+
+  async burnCentsPerHour(tenantId: string, tokenIds: readonly string[]): Promise<Map<string, number>> {
+    if (tokenIds.length === 0) return new Map();
+    // each token's subtree through the ancestor_ids GIN index, then what burns under it through the partial
+    // indexes of machines and volumes that bill; a volume's rate is its storageCentsPerHour (size x GB-hour price,
+    // rounded up to the cent once), exact in numeric
+    const rows = await this.em.execute<{ id: string; cents: string }[]>(
+      `with under as (
+         select c.id as ceiling, c.id as token_id from unnest(?::text[]) as c(id)
+         union all
+         select c.id, t.id from unnest(?::text[]) as c(id) join tokens t on t.tenant_id = ? and t.ancestor_ids @> array[c.id]
+       ),
+       burning as (
+         select token_id, rate_cents_per_hour::numeric as cents from instances
+          where token_id in (select token_id from under) and status in ('provisioning', 'running', 'rebooting')
+         union all
+         select token_id, ceil(size_gb * price_usd_per_gb_hour::numeric * 100) from volumes
+          where token_id in (select token_id from under) and status in ('creating', 'available', 'attached')
+       )
+       select u.ceiling as id, coalesce(sum(b.cents), 0)::text as cents from under u left join burning b on b.token_id = u.token_id group by u.ceiling`,
+      [textArray(tokenIds), textArray(tokenIds), tenantId],
+    );
+    return new Map(rows.map((row) => [row.id, num(row.cents)]));
   }
 
   async revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]> {
