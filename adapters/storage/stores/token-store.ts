@@ -80,24 +80,21 @@ export class MikroTokenStore implements TokenStore {
 
   async burnCentsPerHour(tenantId: string, tokenIds: readonly string[]): Promise<Map<string, number>> {
     if (tokenIds.length === 0) return new Map();
-    // each token's subtree through the ancestor_ids GIN index, then what burns under it through the partial
-    // indexes of machines and volumes that bill; a volume's rate is its storageCentsPerHour (size x GB-hour price,
-    // rounded up to the cent once), exact in numeric
+    // what burns in the tenant (the partial indexes hold only machines and volumes that bill), summed by token and
+    // lifted to each ancestor through the stored ancestor_ids: one pass whatever the number of tokens asked about.
+    // A volume's rate is storageCentsPerHour: size x GB-hour price, rounded up to the cent once, exact in numeric
     const rows = await this.em.execute<{ id: string; cents: string }[]>(
-      `with under as (
-         select c.id as ceiling, c.id as token_id from unnest(?::text[]) as c(id)
-         union all
-         select c.id, t.id from unnest(?::text[]) as c(id) join tokens t on t.tenant_id = ? and t.ancestor_ids @> array[c.id]
-       ),
-       burning as (
+      `with burning as (
          select token_id, rate_cents_per_hour::numeric as cents from instances
-          where token_id in (select token_id from under) and status in ('provisioning', 'running', 'rebooting')
+          where tenant_id = ? and status in ('provisioning', 'running', 'rebooting')
          union all
          select token_id, ceil(size_gb * price_usd_per_gb_hour::numeric * 100) from volumes
-          where token_id in (select token_id from under) and status in ('creating', 'available', 'attached')
-       )
-       select u.ceiling as id, coalesce(sum(b.cents), 0)::text as cents from under u left join burning b on b.token_id = u.token_id group by u.ceiling`,
-      [textArray(tokenIds), textArray(tokenIds), tenantId],
+          where tenant_id = ? and token_id is not null and status in ('creating', 'available', 'attached')
+       ),
+       by_token as (select t.id, t.ancestor_ids, sum(b.cents) as cents from burning b join tokens t on t.id = b.token_id group by t.id),
+       lifted as (select id, cents from by_token union all select a.id, t.cents from by_token t cross join unnest(t.ancestor_ids) as a(id))
+       select c.id, coalesce(sum(l.cents), 0)::text as cents from unnest(?::text[]) as c(id) left join lifted l on l.id = c.id group by c.id`,
+      [tenantId, tenantId, textArray(tokenIds)],
     );
     return new Map(rows.map((row) => [row.id, num(row.cents)]));
   }
