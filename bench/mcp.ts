@@ -5,7 +5,7 @@
  * REST, MCP, MCP, REST, so a machine getting busier or quieter weighs on both alike. `npm run bench:mcp`;
  * BENCH_SECONDS sets each measured run (default 10).
  *
- * Goal (issue 13): tool calls per second >= 50 % of the REST searches per second.
+ * Goal: tool calls per second >= 50 % of the REST searches per second.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';

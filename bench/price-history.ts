@@ -16,8 +16,6 @@ import { pointsOf, PriceHistory } from '../core/market/price-history.ts';
 import { createControlPlane } from '../hosts/composition/control-plane.ts';
 import { freshPostgres, postgresReachable } from '../test/support/database.ts';
 import { SandboxProvider } from '../adapters/providers/sandbox/adapter.ts';
-import type { Provider } from '../core/ports/providers.ts';
-import { TOKENS } from '../hosts/composition/control-plane.ts';
 
 const DAYS = Number(process.env.BENCH_HISTORY_DAYS ?? 90);
 const OFFERS = Number(process.env.BENCH_OFFERS ?? 50_000);
@@ -44,7 +42,7 @@ async function main(): Promise<void> {
     { logger: pino({ level: 'silent' }), clock },
   );
   try {
-    const sandbox = plane.container.resolve<Provider[]>(TOKENS.providers).find((p) => p.name === 'sandbox')!;
+    const sandbox = plane.providers.find((p) => p.name === 'sandbox')!;
     const offers = await (sandbox as SandboxProvider).listOffers();
     const nodes = offers.map((offer) => priceNode(offer, 0, []));
     // the market split among 4 providers, as a 50,000-offer market would be

@@ -1,6 +1,6 @@
 /**
- * GET /v1/gpus on two replicas behind a round-robin proxy against one replica, measured in the same run
- * (issue 15): every replica a process of its own (`node hosts/http/main.ts`) on one PostgreSQL and one Redis,
+ * GET /v1/gpus on two replicas behind a round-robin proxy against one replica, measured in the same run:
+ * every replica a process of its own (`node hosts/http/main.ts`) on one PostgreSQL and one Redis,
  * as deployed (rate-limit counters in Redis, shared snapshots), over a sandbox of 50,000 offers. Rows:
  * one replica direct, one replica behind the proxy (what the proxy alone costs), two replicas behind it.
  * `npm run bench:search-replicas`; BENCH_SECONDS sets each measured run (default 10); BENCH_BOTH=1 adds the

@@ -4,7 +4,7 @@
  * search answer. Run with `npm run bench:search`; BENCH_SECONDS sets each measured run (default 10),
  * BENCH_STORAGE=pglite skips a local PostgreSQL.
  *
- * Goals (issue 9, item 20): cached answers sent as is >= 90 % of the bare route sending the same answer;
+ * Goals: cached answers sent as is >= 90 % of the bare route sending the same answer;
  * cached answers to clients accepting gzip or brotli >= 50 % of the bare `{"ok":true}` route; cache
  * misses (5,000 different queries) p99 < 15 ms.
  */
@@ -107,8 +107,8 @@ async function openStorage(): Promise<Storage> {
 
 /**
  * The bare Express baselines: the same framework and socket handling, none of our work. The same payload
- * twice: as text, encoded per request (what a handler usually sends, and the baseline issue 9 states its
- * goal against), and as bytes made once, like our cached answer (the best a bare route can do).
+ * twice: as text, encoded per request (what a handler usually sends, and the baseline the goal is stated
+ * against), and as bytes made once, like our cached answer (the best a bare route can do).
  */
 function bareApp(payload: string): Express {
   const bytes = Buffer.from(payload);

@@ -3,8 +3,8 @@
  * instance with an hourly block due, beside a plain-SQL baseline doing the same writes (one ledger
  * entry per instance, advance every instance, debit every account, mark every machine seen) in the
  * same run. Sizes 10k, 30k and 100k show how the time grows. Then one pass that starts 10,000 due
- * reservations (issue 12) in 1,000 accounts, each a rental through RentalService.rent, beside a plain-SQL
- * baseline doing the same writes set-based. Then one pass over 10,000 pending spot claims (issue 12) in 1,000
+ * reservations in 1,000 accounts, each a rental through RentalService.rent, beside a plain-SQL
+ * baseline doing the same writes set-based. Then one pass over 10,000 pending spot claims in 1,000
  * accounts, each renting a spot machine through RentalService.rent, beside a plain-SQL baseline of the same writes.
  * Last, one pass over a slow cloud: 200 hour blocks due, 100 reservations due and 100 pending spot claims, with
  * creates answering in 2 s, beside the same pass with instant creates measured in the same run: when the blocks

@@ -38,7 +38,7 @@ export const billedNow = (instances: readonly Instance[]): Instance[] =>
   instances.filter((i) => i.status === 'provisioning' || i.status === 'running' || i.status === 'rebooting');
 
 /**
- * The account as its owner sees it (DESIGN.md §3): owed, available, burn, and stops_at, found by stepping
+ * The account as its owner sees it: owed, available, burn, and stops_at, found by stepping
  * through the running machines' block boundaries in time order until the available funds no longer
  * cover the block due. `unsettledUsageCents` (metered usage not yet posted to the ledger) is owed at once,
  * and stops_at steps from the balance left once it is paid.

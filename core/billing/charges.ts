@@ -9,7 +9,7 @@ export function startedMinutes(from: Date, to: Date): number {
   return ms <= 0 ? 0 : Math.ceil(ms / MINUTE_MS);
 }
 
-/** The minimum charge of a rental, in minutes: the first hour; a spot machine has none (DESIGN.md §12). */
+/** The minimum charge of a rental, in minutes: the first hour; a spot machine has none. */
 export const ON_DEMAND_MINIMUM_MINUTES = 60;
 export const SPOT_MINIMUM_MINUTES = 0;
 

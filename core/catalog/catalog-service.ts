@@ -17,7 +17,7 @@ import { updateImage, type ImagePatch } from './update-image.ts';
 import { updateTemplate, type TemplatePatch } from './update-template.ts';
 
 /**
- * A tenant's SSH keys, container images and rental templates (docs/decisions.md, "Catalog"). Every lookup is by
+ * A tenant's SSH keys, container images and rental templates (docs/decisions.md, "Catalog (SSH keys, images, templates)"). Every lookup is by
  * tenant and id, so another tenant's ids read as unknown. Registry passwords are sealed with the SecretBox on the way
  * in and opened only for a rental (imageForRental, templateForRental): no other answer carries them. Each command is
  * a file of core/catalog; this object hands them what they work with, and answers the plain reads itself.

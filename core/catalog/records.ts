@@ -1,3 +1,5 @@
+import type { SearchTerms } from '../market/search-terms.ts';
+
 /** A tenant's saved SSH public key. The fingerprint is unique per tenant: one key material is saved once. */
 export interface SshKey {
   id: string;
@@ -24,8 +26,8 @@ export interface Image {
   createdAt: Date;
 }
 
-/** GET /v1/gpus filters as a template keeps them: filter name -> value (validated by the host's search schema). */
-export type TemplateSearch = Readonly<Record<string, string | number | boolean>>;
+/** GET /v1/gpus filters as a template keeps them: filter name -> value (read by core/market/search-terms.ts). */
+export type TemplateSearch = SearchTerms;
 
 /** A saved rental: what POST /v1/instances would be sent, less the node. */
 export interface Template {

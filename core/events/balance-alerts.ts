@@ -8,7 +8,7 @@ import { balanceLowEvent } from './account-events.ts';
 const LOW_HOURS = 1;
 
 /**
- * balance.low (DESIGN.md §15), a step of the sweep: an account whose available funds cover less than an hour of
+ * balance.low, a step of the sweep: an account whose available funds cover less than an hour of
  * its running machines (or fall under its auto-recharge threshold) is told once, under its lock, with the mark
  * that it was told in the same transaction; the mark clears once funds are back (or no machine runs), so the
  * next fall is told again.

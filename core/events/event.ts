@@ -1,4 +1,4 @@
-/** What a tenant's webhook endpoints can hear about (DESIGN.md §15). */
+/** What a tenant's webhook endpoints can hear about. */
 export const EVENT_TYPES = [
   'instance.running',
   'instance.terminated',

@@ -46,9 +46,3 @@ export interface Offer {
    */
   attributes: Record<string, string | number | boolean>;
 }
-
-/** The provider of a node id ("<provider>:<offer id>" -> "<provider>"); null without one (a search: its provider is chosen when it runs). */
-export function providerOf(nodeId: string | null): string | null {
-  const at = nodeId?.indexOf(':') ?? -1;
-  return nodeId && at > 0 ? nodeId.slice(0, at) : null;
-}

@@ -2,7 +2,7 @@ import type { Cents } from '../money.ts';
 import type { MarketNode } from './node.ts';
 import type { Offer } from './offer.ts';
 
-/** The standard search filters, by their query-parameter names (SPEC.md, "Search and market"). */
+/** The standard search filters, by their query-parameter names. */
 export const STANDARD_FILTERS = [
   'gpu_type',
   'gpu_count',

@@ -1,7 +1,7 @@
 import type { Cents } from '../money.ts';
 
 /**
- * One rounding, ever (DESIGN.md §13). Per tenant and kind the total charged is ceil(the exact sum of
+ * One rounding, ever. Per tenant and kind the total charged is ceil(the exact sum of
  * quantity x unit price over every record so far), in cents; a record's amount is the increase it causes.
  * Exact values are whole numbers of 1e-12 USD: a quantity and a unit price each have at most 6 decimals,
  * so their product is exact at 12. The storage keeps the same sum in NUMERIC and applies this same rule in

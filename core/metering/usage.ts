@@ -1,6 +1,6 @@
 import type { Cents } from '../money.ts';
 
-/** One metered use of a resource (DESIGN.md §13); quantities and prices are exact decimal text. */
+/** One metered use of a resource; quantities and prices are exact decimal text. */
 export interface UsageRecord {
   id: string;
   tenantId: string;

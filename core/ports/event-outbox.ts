@@ -1,7 +1,7 @@
 import type { NewEvent } from '../events/event.ts';
 
 /**
- * The event outbox (DESIGN.md §15), part of a unit of work: an event emitted here commits or rolls back
+ * The event outbox, part of a unit of work: an event emitted here commits or rolls back
  * with the change it tells, and every endpoint of the tenant that listens to its type gets a delivery.
  */
 export interface EventOutbox {

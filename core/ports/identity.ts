@@ -26,7 +26,7 @@ export type SignInOutcome =
   | { kind: 'new_password_required'; session: string };
 
 /**
- * An email/password identity provider (DESIGN.md §11): the built-in one (users in our database) or Amazon
+ * An email/password identity provider: the built-in one (users in our database) or Amazon
  * Cognito. Expected outcomes are DomainErrors with these codes:
  * - INVALID_CREDENTIALS: a wrong email or password, whatever was wrong (one 401, no enumeration);
  * - CONFLICT: sign-in before the email is confirmed (the detail says how to confirm), with an invitation's

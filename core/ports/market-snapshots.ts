@@ -18,7 +18,7 @@ export interface StoredSnapshot {
 }
 
 /**
- * Every provider's offers as the replicas share them (DESIGN.md §16): one replica at a time holds the lease
+ * Every provider's offers as the replicas share them: one replica at a time holds the lease
  * on a provider's refresh and stores what it fetched; the others load the stored offers when the generation
  * changes, so N replicas ask each cloud as often as one.
  */

@@ -129,7 +129,7 @@ export interface VolumeOffer {
   priceUsdPerGbMonth: string;
 }
 
-/** Providers with persistent network storage that outlives machines (capability port, DESIGN.md §12). */
+/** Providers with persistent network storage that outlives machines (a capability port). */
 export interface VolumeHost {
   volumeOffers(): Promise<VolumeOffer[]>;
   /** `label` is our volume id, kept in whatever field the provider echoes (name, tag) so it can be found again. */
@@ -155,7 +155,7 @@ export interface SpotMachineRequest extends CreateMachineRequest {
 }
 
 /**
- * Providers with a spot market (capability port, DESIGN.md §12): their offers carry `spotPriceUsdPerHour`
+ * Providers with a spot market (a capability port): their offers carry `spotPriceUsdPerHour`
  * (listOffers and getOffer), and a machine can be made interruptible at a bid. The provider may take it back
  * whenever its spot price rises over the bid, or when it reclaims the capacity: the machine then reads
  * `preempted` in getMachine and listMachines.

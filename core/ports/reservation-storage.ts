@@ -1,6 +1,6 @@
 import type { Reservation, ReservationView } from '../reservations/reservation.ts';
 
-/** Reservations (DESIGN.md §12): reads are scoped to one tenant, so another tenant's ids read as absent. */
+/** Reservations: reads are scoped to one tenant, so another tenant's ids read as absent. */
 export interface ReservationStore {
   add(reservation: Reservation): Promise<void>;
   get(tenantId: string, reservationId: string): Promise<ReservationView | null>;

@@ -1,6 +1,6 @@
 import type { SpotClaim, SpotClaimView } from '../spot/spot-claim.ts';
 
-/** Spot claims (DESIGN.md §12): reads are scoped to one tenant, so another tenant's ids read as absent. */
+/** Spot claims: reads are scoped to one tenant, so another tenant's ids read as absent. */
 export interface SpotClaimStore {
   add(claim: SpotClaim): Promise<void>;
   get(tenantId: string, claimId: string): Promise<SpotClaimView | null>;

@@ -62,7 +62,7 @@ export interface UnitOfWork {
   templates: TemplateStore;
   usage: UsageStore;
   reservations: ReservationStore;
-  /** Events told in the transaction of their change (DESIGN.md §15). */
+  /** Events told in the transaction of their change. */
   events: EventOutbox;
   webhooks: WebhookStore;
   spotClaims: SpotClaimStore;
@@ -302,7 +302,7 @@ export interface MailSendStore {
   prune(before: Date): Promise<void>;
 }
 
-/** A tenant's volumes (DESIGN.md §12). */
+/** A tenant's volumes. */
 export interface VolumeStore {
   add(volume: Volume): Promise<void>;
   get(tenantId: string, volumeId: string): Promise<Volume | null>;
@@ -331,7 +331,7 @@ export interface VolumeStore {
   expired(now: Date, limit: number): Promise<Volume[]>;
 }
 
-/** Metered usage (DESIGN.md §13): records, their running totals per (tenant, kind), and their settlement. */
+/** Metered usage: records, their running totals per (tenant, kind), and their settlement. */
 export interface UsageStore {
   /**
    * Appends a record under its (tenant, kind) running total's row lock (the total opens at zero on first

@@ -6,7 +6,7 @@ export type PostOutcome =
   /** Sent, or tried, without an answer: timeout, connection refused or reset, TLS. */
   | { kind: 'unreachable'; reason: string };
 
-/** The network edge of webhooks: where a URL may point, and posting to it (DESIGN.md §15). */
+/** The network edge of webhooks: where a URL may point, and posting to it. */
 export interface WebhookTransport {
   /** Why `url` may not receive webhooks (its scheme, host, or what the host resolves to now); null: it may. */
   refusal(url: string): Promise<string | null>;

@@ -1,4 +1,5 @@
 import { checkTemplateFields } from '../catalog/template-rules.ts';
+import type { SearchTerms } from '../market/search-terms.ts';
 import type { CreateMachineRequest, MachineOption } from '../ports/providers.ts';
 
 /** What a rental asks for beyond the node: saved catalog entries by id, or values given directly. */
@@ -31,6 +32,8 @@ export interface RentalCatalog {
     startupScript: string | null;
     terminationHours: number | null;
     volumeIds: string[];
+    /** What a rental from it without a node_id rents: the cheapest match now. */
+    search: SearchTerms;
   }>;
 }
 

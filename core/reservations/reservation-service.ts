@@ -3,7 +3,10 @@ import { requestDigest, sameRequest } from '../spending/idempotency.ts';
 import type { TemplateSearch } from '../catalog/records.ts';
 import { DomainError, invalidInput, notFound } from '../errors.ts';
 import type { MarketService } from '../market/market-service.ts';
-import type { MarketFilter } from '../market/search-filter.ts';
+import { NodeChooser, type PricedNode } from '../market/node-chooser.ts';
+import { searchFilterOf } from '../market/search-terms.ts';
+import { requireRentalsOpen } from '../market/rentals-open.ts';
+import { checkNodeOrSearch, NO_RENTAL_OPTIONS } from '../bookings/booking-rental.ts';
 import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Ids, Secrets } from '../ports/ids.ts';
@@ -13,7 +16,6 @@ import { isLive } from '../rentals/instance.ts';
 import { missingOptions, resolveRentalOptions, type RentalCatalog } from '../rentals/rental-options.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import type { Token } from '../tenancy/token.ts';
-import { ReservationNodes, type PricedNode } from './nodes.ts';
 import { RESERVATION_ID_PREFIX, RESERVATION_LIMITS as LIMITS, shownStatus, type Reservation, type ReservationView } from './reservation.ts';
 
 const HOUR_MS = 3_600_000;
@@ -38,11 +40,8 @@ export interface Reserved {
   replayed: boolean;
 }
 
-/** Reads a kept search (GET /v1/gpus filters as JSON values) as the market's filter: the host's parser. */
-export type SearchFilterOf = (search: TemplateSearch) => MarketFilter;
-
 /**
- * Reservations (DESIGN.md §12): a machine booked for a window. Making one quotes it and takes the token
+ * Reservations: a machine booked for a window. Making one quotes it and takes the token
  * chain's cap commitment (quote x hours) at once; no money moves until the sweep starts it (ReservationStarter).
  * Cancelling before the start releases the commitment; during the window it terminates the rental.
  */
@@ -54,8 +53,7 @@ export class ReservationService {
   private readonly market: MarketService;
   private readonly rentals: RentalService;
   private readonly catalog: RentalCatalog;
-  private readonly searchFilter: SearchFilterOf;
-  private readonly nodes: ReservationNodes;
+  private readonly chooser: NodeChooser;
 
   constructor(deps: {
     storage: Storage;
@@ -66,7 +64,6 @@ export class ReservationService {
     providers: readonly Provider[];
     rentals: RentalService;
     catalog: RentalCatalog;
-    searchFilter: SearchFilterOf;
   }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
@@ -75,8 +72,7 @@ export class ReservationService {
     this.market = deps.market;
     this.rentals = deps.rentals;
     this.catalog = deps.catalog;
-    this.searchFilter = deps.searchFilter;
-    this.nodes = new ReservationNodes(deps.market, deps.providers);
+    this.chooser = new NodeChooser(deps.market, deps.providers);
   }
 
   async create(caller: Token, request: ReservationRequest): Promise<Reserved> {
@@ -86,14 +82,12 @@ export class ReservationService {
       if (earlier) return replay(earlier, digest);
     }
     this.checkRequest(request);
-    if (!this.market.settings.rentalsOpen) {
-      throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was reserved.');
-    }
-    const options = await resolveRentalOptions(this.catalog, caller.tenantId, { ...noOptions, templateId: request.templateId, sshKeyId: request.sshKeyId });
+    requireRentalsOpen(this.market.settings, 'Nothing was reserved.');
+    const options = await resolveRentalOptions(this.catalog, caller.tenantId, { ...NO_RENTAL_OPTIONS, templateId: request.templateId, sshKeyId: request.sshKeyId });
     const quote = await this.quote(request);
-    const missing = missingOptions(options, quote.provider.machineOptions);
+    const missing = missingOptions(options, quote.node.provider.machineOptions);
     if (request.nodeId && missing.length > 0) {
-      throw new DomainError('CONFLICT', `provider ${quote.provider.name} cannot carry out ${missing.join(', ')}; supported: see the node's supported_operations. Nothing was reserved.`);
+      throw new DomainError('CONFLICT', `provider ${quote.node.provider.name} cannot carry out ${missing.join(', ')}; supported: see the node's supported_operations. Nothing was reserved.`);
     }
     const commitment = quote.rateCentsPerHour * request.hours;
 
@@ -199,9 +193,7 @@ export class ReservationService {
   }
 
   private checkRequest(request: ReservationRequest): void {
-    if ((request.nodeId === null) === (request.search === null)) {
-      throw invalidInput(['body', 'node_id'], 'send exactly one of node_id (a node from GET /v1/gpus) and search (GET /v1/gpus filters)');
-    }
+    checkNodeOrSearch(request);
     const now = this.clock.now().getTime();
     const lead = request.startsAt.getTime() - now;
     if (Number.isNaN(lead) || lead < LIMITS.minLeadMs || lead > LIMITS.maxLeadMs) {
@@ -219,15 +211,16 @@ export class ReservationService {
   private async quote(request: ReservationRequest): Promise<PricedNode> {
     const max = request.maxPricePerGpuCents;
     if (request.nodeId) {
-      const node = await this.nodes.quoteNode(request.nodeId);
+      const node = await this.chooser.quote(this.chooser.nodeOf(request.nodeId));
+      if (!node) throw new DomainError('CONFLICT', `node ${request.nodeId} is not available now; search again with GET /v1/gpus`);
       if (max !== null && node.perGpuCents > max) {
         throw invalidInput(['body', 'max_price_per_gpu_hour'], `node ${request.nodeId} costs ${node.perGpuCents} cents per GPU-hour now, above this ceiling; raise it or leave it out`);
       }
       return node;
     }
-    const filter = this.searchFilter(request.search!);
+    const filter = searchFilterOf(request.search!);
     const ceiling = max === null ? filter.maxPricePerGpuCents : Math.min(max, filter.maxPricePerGpuCents ?? max);
-    const [cheapest] = await this.nodes.cheapest(ceiling === undefined ? filter : { ...filter, maxPricePerGpuCents: ceiling }, 1).catch((error: unknown) => {
+    const [cheapest] = await this.chooser.cheapest(ceiling === undefined ? filter : { ...filter, maxPricePerGpuCents: ceiling }, 1).catch((error: unknown) => {
       // the market names its query parameters; here they are the search's fields
       if (error instanceof DomainError && error.code === 'INVALID_INPUT') throw invalidInput(['body', 'search', ...error.problems.flatMap((p) => p.loc.slice(1))], error.problems[0]?.msg ?? error.message);
       throw error;
@@ -238,8 +231,5 @@ export class ReservationService {
     return cheapest;
   }
 }
-
-/** Every rental option a reservation does not take. */
-const noOptions = { sshPublicKey: null, imageId: null, volumeIds: null, env: null, ports: null, startupScript: null, terminationHours: null };
 
 const replay = (earlier: ReservationView, digest: string): Reserved => ({ reservation: sameRequest(earlier, digest, 'reservation'), replayed: true });

@@ -6,27 +6,24 @@ import type { Clock } from '../ports/clock.ts';
 import type { Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
-import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
+import type { RentalService } from '../rentals/rental-service.ts';
+import type { Adoption } from '../rentals/rent-request.ts';
+import { BookingPass } from '../bookings/booking-pass.ts';
+import { bookingRentRequest, nodeRefused } from '../bookings/booking-rental.ts';
 import type { Token } from '../tenancy/token.ts';
-import { ReservationNodes } from './nodes.ts';
 import { drainQueue } from '../in-parallel.ts';
-import { providerOf } from '../market/offer.ts';
+import { NodeChooser, MAX_NODES_TRIED, providerNameOf } from '../market/node-chooser.ts';
+import { searchFilterOf } from '../market/search-terms.ts';
 import { Budget } from '../budget.ts';
 import { reservationEvent } from '../events/account-events.ts';
 import { ceilingPerGpuCents, type Reservation } from './reservation.ts';
-import type { SearchFilterOf } from './reservation-service.ts';
 
-const HOUR_MS = 3_600_000;
-/** Reservations one runner starts at once per provider (each rental waits on its provider's create); taken as hands free up. */
-const CONCURRENCY = 8;
 /** A start called outside a pass (tests, tools) takes what is due for at most this long. */
 const STANDALONE_BUDGET_MS = 120_000;
 /** A start left half way (its process died) is taken up again after this long. */
 const STALE_CLAIM_MS = 10 * 60_000;
 /** How long after starts_at a start that could not reach a provider is retried before it fails. */
 const RETRY_FOR_MS = 15 * 60_000;
-/** Nodes a start tries in turn when the one before is gone or costs more than the ceiling now. */
-const MAX_NODES_TRIED = 5;
 
 /** The node's price rose above the reservation's ceiling: the next node is tried. */
 class AboveCeiling extends DomainError {
@@ -57,19 +54,17 @@ export class ReservationStarter {
   private readonly storage: Storage;
   private readonly clock: Clock;
   private readonly rentals: RentalService;
-  private readonly searchFilter: SearchFilterOf;
-  private readonly nodes: ReservationNodes;
+  private readonly chooser: NodeChooser;
   private readonly market: MarketService;
   private readonly providerCount: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[] }) {
     this.providerCount = deps.providers.length;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
-    this.searchFilter = deps.searchFilter;
     this.market = deps.market;
-    this.nodes = new ReservationNodes(deps.market, deps.providers);
+    this.chooser = new NodeChooser(deps.market, deps.providers);
   }
 
   /**
@@ -81,29 +76,21 @@ export class ReservationStarter {
     const report: StartReport = { started: 0, failed: 0, errors: [], leftRunning: 0 };
     // those to retry next pass are not taken up again in this one
     const retried: string[] = [];
-    let refreshed = false;
-    // a token reserves many: read once a pass (the rental checks its chain again, under lock)
-    const tokens = new Map<string, Promise<Token | null>>();
-    const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
+    const pass = new BookingPass(this.storage, this.market);
     const drained = await drainQueue<Reservation>({
       // a slow cloud holds its own hands only: the other providers' starts go on beside it
-      hands: CONCURRENCY * Math.max(1, this.providerCount),
-      perLane: CONCURRENCY,
-      laneOf: (reservation) => providerOf(reservation.nodeId),
+      ...BookingPass.hands(this.providerCount),
+      laneOf: (reservation) => providerNameOf(reservation.nodeId),
       budget,
       take: async (count, busy) => {
         const now = this.clock.now();
         const claimed = await this.storage.autocommit((uow) => uow.reservations.claimDue(now, new Date(now.getTime() - STALE_CLAIM_MS), count, retried, busy));
-        // a search chooses among offers as they are now, not as the last refresh left them
-        if (claimed.length > 0 && !refreshed) {
-          refreshed = true;
-          await this.market.refreshDue();
-        }
+        if (claimed.length > 0) await pass.refreshMarket();
         return claimed;
       },
       run: async (reservation) => {
         try {
-          const outcome = await this.start(reservation, await tokenOf(reservation.tokenId), report, retried);
+          const outcome = await this.start(reservation, await pass.tokenOf(reservation.tokenId), report, retried);
           if (outcome === 'started') report.started++;
           else if (outcome === 'failed') report.failed++;
         } catch (error) {
@@ -132,7 +119,7 @@ export class ReservationStarter {
     for (let next = await choose(() => this.firstNode(reservation)); next !== null && tried.size < MAX_NODES_TRIED; next = await choose(() => this.nextNode(reservation, tried))) {
       tried.add(next);
       try {
-        await this.rentals.rent(caller, this.requestFor(reservation, next, now), this.adoption(reservation));
+        await this.rentals.rent(caller, bookingRentRequest(reservation, next, reservation.id, now), this.adoption(reservation));
         return 'started';
       } catch (error) {
         last = error;
@@ -169,37 +156,20 @@ export class ReservationStarter {
   private async nextNode(reservation: Reservation, tried: ReadonlySet<string>): Promise<string | null> {
     const ceiling = ceilingPerGpuCents(reservation);
     const asked: MarketFilter = reservation.search
-      ? this.searchFilter(reservation.search)
+      ? searchFilterOf(reservation.search)
       : { gpuType: reservation.gpuType, gpuCount: reservation.gpuCount, extra: [] };
     const filter = { ...asked, maxPricePerGpuCents: Math.min(ceiling, asked.maxPricePerGpuCents ?? ceiling) };
-    const nodes = await this.nodes.cheapest(filter, tried.size + 1);
+    const nodes = await this.chooser.cheapest(filter, tried.size + 1);
     const fits = (offer: { gpuType: string; gpuCount: number }) => reservation.search !== null || (offer.gpuType === reservation.gpuType && offer.gpuCount === reservation.gpuCount);
-    return nodes.find((node) => !tried.has(node.nodeId) && fits(node.offer) && node.perGpuCents <= ceiling)?.nodeId ?? null;
+    return nodes.find((node) => !tried.has(node.node.id) && fits(node.offer) && node.perGpuCents <= ceiling)?.node.id ?? null;
   }
 
   /** Whether a rental failed because of the node itself (gone, or dearer than the ceiling): another may do. */
   private async missed(error: unknown, nodeId: string): Promise<boolean> {
     if (error instanceof AboveCeiling) return true;
-    if (!(error instanceof DomainError) || (error.code !== 'CONFLICT' && error.code !== 'INVALID_INPUT')) return false;
-    return (await this.nodes.live(nodeId).catch(() => undefined)) === null;
-  }
-
-  private requestFor(reservation: Reservation, nodeId: string, now: Date): RentRequest {
-    return {
-      nodeId,
-      name: reservation.name,
-      idempotencyKey: reservation.id,
-      sshPublicKey: null,
-      sshKeyId: reservation.sshKeyId,
-      imageId: null,
-      templateId: reservation.templateId,
-      volumeIds: null,
-      env: null,
-      ports: null,
-      startupScript: null,
-      // the hours left to ends_at, started hours counted; the window itself ends at ends_at
-      terminationHours: Math.max(1, Math.ceil((reservation.endsAt.getTime() - now.getTime()) / HOUR_MS)),
-    };
+    if (!nodeRefused(error)) return false;
+    const node = this.chooser.parse(nodeId);
+    return node === null || (await this.chooser.quote(node).catch(() => undefined)) === null;
   }
 
   /** The rental takes the reservation's commitment and records itself on it, in its own transaction. */

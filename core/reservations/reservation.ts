@@ -5,7 +5,7 @@ import type { InstanceStatus } from '../rentals/instance.ts';
 /** Our reservation ids (res_…); a reservation's rental carries it as its idempotency key. */
 export const RESERVATION_ID_PREFIX = 'res';
 
-/** The rules of issue 12: how far ahead a reservation starts, and how long it may run. */
+/** The rules of reservations: how far ahead a reservation starts, and how long it may run. */
 export const RESERVATION_LIMITS = {
   minLeadMs: 5 * 60_000,
   maxLeadMs: 90 * 24 * 3_600_000,
@@ -19,7 +19,7 @@ export const RESERVATION_LIMITS = {
 export type StoredReservationStatus = 'scheduled' | 'starting' | 'active' | 'failed' | 'cancelled';
 export type ReservationStatus = StoredReservationStatus | 'completed';
 
-/** A machine booked for a future window (DESIGN.md §12): rented by the sweep at `startsAt`, removed at `endsAt`. */
+/** A machine booked for a future window: rented by the sweep at `startsAt`, removed at `endsAt`. */
 export interface Reservation {
   id: string;
   tenantId: string;

@@ -4,19 +4,18 @@ import type { Clock } from '../ports/clock.ts';
 import type { Provider } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
-import type { Adoption, RentalService, RentRequest } from '../rentals/rental-service.ts';
-import type { SearchFilterOf } from '../reservations/reservation-service.ts';
+import type { RentalService } from '../rentals/rental-service.ts';
+import type { Adoption } from '../rentals/rent-request.ts';
+import { BookingPass } from '../bookings/booking-pass.ts';
+import { bookingRentRequest, nodeRefused } from '../bookings/booking-rental.ts';
 import type { Token } from '../tenancy/token.ts';
 import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
 import { closeClaim } from './spot-claim-service.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
 import { drainQueue } from '../in-parallel.ts';
-import { providerOf } from '../market/offer.ts';
+import { NodeChooser, providerNameOf } from '../market/node-chooser.ts';
 import { Budget } from '../budget.ts';
 
-const HOUR_MS = 3_600_000;
-/** Claims one runner keeps at once per provider (each rental waits on its provider's create); taken as hands free up. */
-const CONCURRENCY = 8;
 /** A pass called outside the sweep (tests, tools) keeps what is open for at most this long. */
 const STANDALONE_BUDGET_MS = 120_000;
 /** A claim a pass took up and left half way (its process died) is taken up again after this long. */
@@ -34,7 +33,7 @@ export interface SpotPassReport {
 }
 
 /**
- * The sweep's 'spot-claims' step (DESIGN.md §12), after the reconciler has ended preempted machines: an active
+ * The sweep's 'spot-claims' step, after the reconciler has ended preempted machines: an active
  * claim whose machine's billing ended counts a preemption (when it was one) and goes back to pending; a claim
  * whose hours ended expires, its machine removed; a pending claim rents the cheapest spot offer at or under its
  * bid through RentalService.rent as its token (funds, pause, caps), keyed by claim id and rental number, so two
@@ -47,15 +46,15 @@ export class SpotClaimKeeper {
   private readonly rentals: RentalService;
   private readonly market: MarketService;
   private readonly providers: readonly Provider[];
-  private readonly searchFilter: SearchFilterOf;
+  private readonly chooser: NodeChooser;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[]; searchFilter: SearchFilterOf }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: RentalService; market: MarketService; providers: readonly Provider[] }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
     this.market = deps.market;
     this.providers = deps.providers;
-    this.searchFilter = deps.searchFilter;
+    this.chooser = new NodeChooser(deps.market, deps.providers);
   }
 
   /**
@@ -64,35 +63,27 @@ export class SpotClaimKeeper {
    */
   async pass(budget: Budget = Budget.of(STANDALONE_BUDGET_MS)): Promise<SpotPassReport> {
     const report: SpotPassReport = { rented: 0, preempted: 0, expired: 0, errors: [], leftRunning: 0 };
-    const finder = new SpotNodeFinder(this.market, this.providers, this.searchFilter);
-    // a token claims many: read once a pass (the rental checks its chain again, under lock)
-    const tokens = new Map<string, Promise<Token | null>>();
-    const tokenOf = (id: string) => tokens.get(id) ?? tokens.set(id, this.storage.read((uow) => uow.tokens.findById(id))).get(id)!;
-    let refreshed = false;
+    const finder = new SpotNodeFinder(this.chooser);
+    const pass = new BookingPass(this.storage, this.market);
     // each claim once a pass: the cursor only moves forward
     let after = '';
     const drained = await drainQueue<SpotClaimView>({
       // a slow cloud holds its own hands only: the other providers' claims go on beside it
-      hands: CONCURRENCY * Math.max(1, this.providers.length),
-      perLane: CONCURRENCY,
-      laneOf: (claim) => (claim.status === 'pending' ? providerOf(claim.nodeId) : null),
+      ...BookingPass.hands(this.providers.length),
+      laneOf: (claim) => (claim.status === 'pending' ? providerNameOf(claim.nodeId) : null),
       budget,
       take: async (count, busy) => {
         const now = this.clock.now();
         const taken = await this.storage.autocommit((uow) => uow.spotClaims.claimOpen(now, new Date(now.getTime() - STALE_CLAIM_MS), count, after, busy));
         if (taken.length === 0) return taken;
         after = taken[taken.length - 1]!.id;
-        // offers as they are now, not as the last refresh left them
-        if (!refreshed) {
-          refreshed = true;
-          await this.market.refreshDue();
-        }
+        await pass.refreshMarket();
         return taken;
       },
       run: async (claim) => {
         let lastError: string | null = null;
         try {
-          lastError = await this.keep(claim, finder, tokenOf, report);
+          lastError = await this.keep(claim, finder, (id) => pass.tokenOf(id), report);
         } catch (error) {
           lastError = messageOf(error);
           report.errors.push(`spot claim ${claim.id}: ${lastError}`);
@@ -163,7 +154,7 @@ export class SpotClaimKeeper {
     let last: unknown = null;
     for (const nodeId of nodes) {
       try {
-        await this.rentals.rent(caller, this.requestFor(claim, nodeId), this.adoption(claim));
+        await this.rentals.rent(caller, bookingRentRequest(claim, nodeId, rentalKeyOf(claim), this.clock.now()), this.adoption(claim));
         report.rented++;
         return null;
       } catch (error) {
@@ -173,29 +164,10 @@ export class SpotClaimKeeper {
       const current = await this.storage.read((uow) => uow.spotClaims.get(claim.tenantId, claim.id));
       if (current?.status !== 'pending' || current.instanceId !== null) return null;
       // a node that is gone or dearer than the bid now gives way to the next; anything else ends this pass's try
-      if (!(last instanceof DomainError) || (last.code !== 'CONFLICT' && last.code !== 'INVALID_INPUT')) break;
+      if (!nodeRefused(last)) break;
     }
     if (last === null) return `no spot offer ${claim.search ? 'matches its search' : `of ${claim.gpuCount} x ${claim.gpuType}`} at or under ${claim.bidCentsPerGpuHour} cents per GPU-hour now`;
     return messageOf(last);
-  }
-
-  private requestFor(claim: SpotClaim, nodeId: string): RentRequest {
-    const now = this.clock.now();
-    return {
-      nodeId,
-      name: claim.name,
-      idempotencyKey: rentalKeyOf(claim),
-      sshPublicKey: null,
-      sshKeyId: claim.sshKeyId,
-      imageId: null,
-      templateId: claim.templateId,
-      volumeIds: null,
-      env: null,
-      ports: null,
-      startupScript: null,
-      // the hours left to ends_at, started hours counted; the window itself ends at ends_at
-      terminationHours: claim.endsAt ? Math.max(1, Math.ceil((claim.endsAt.getTime() - now.getTime()) / HOUR_MS)) : null,
-    };
   }
 
   /** The rental records itself on the claim in its own transaction; the claim keeps its commitment on itself. */

@@ -8,12 +8,13 @@ import { isSpotMarket, type Provider } from '../ports/providers.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { resolveRentalOptions, type RentalCatalog } from '../rentals/rental-options.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
-import { ReservationNodes } from '../reservations/nodes.ts';
-import type { SearchFilterOf } from '../reservations/reservation-service.ts';
+import { NodeChooser } from '../market/node-chooser.ts';
+import { requireRentalsOpen } from '../market/rentals-open.ts';
+import { checkNodeOrSearch, NO_RENTAL_OPTIONS } from '../bookings/booking-rental.ts';
 import type { Token } from '../tenancy/token.ts';
 import { admitSpend } from '../spending/spend-gate.ts';
 import { SPOT_CLAIM_ID_PREFIX, SPOT_CLAIM_LIMITS as LIMITS, billingEnded, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
-import { SpotNodeFinder } from './spot-nodes.ts';
+import { spotFilterOf } from './spot-nodes.ts';
 
 const HOUR_MS = 3_600_000;
 const LIST_LIMIT = 500;
@@ -31,7 +32,7 @@ export interface SpotClaimRequest {
 }
 
 /**
- * Spot claims (DESIGN.md §12): interruptible capacity at a bid. Making one checks what it asks and takes the token
+ * Spot claims: interruptible capacity at a bid. Making one checks what it asks and takes the token
  * chain's cap commitment (bid x gpu_count x hours) at once; the sweep rents its machines (SpotClaimKeeper).
  * Releasing it ends its machine, the unused minutes refunded, and leaves on the chain only what it spent.
  */
@@ -42,8 +43,7 @@ export class SpotClaimService {
   private readonly market: MarketService;
   private readonly rentals: RentalService;
   private readonly catalog: RentalCatalog;
-  private readonly nodes: ReservationNodes;
-  private readonly finder: SpotNodeFinder;
+  private readonly chooser: NodeChooser;
 
   constructor(deps: {
     storage: Storage;
@@ -53,7 +53,6 @@ export class SpotClaimService {
     providers: readonly Provider[];
     rentals: RentalService;
     catalog: RentalCatalog;
-    searchFilter: SearchFilterOf;
   }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
@@ -61,17 +60,14 @@ export class SpotClaimService {
     this.market = deps.market;
     this.rentals = deps.rentals;
     this.catalog = deps.catalog;
-    this.nodes = new ReservationNodes(deps.market, deps.providers);
-    this.finder = new SpotNodeFinder(deps.market, deps.providers, deps.searchFilter);
+    this.chooser = new NodeChooser(deps.market, deps.providers);
   }
 
   async create(caller: Token, request: SpotClaimRequest): Promise<SpotClaimView> {
     this.checkRequest(request);
-    if (!this.market.settings.rentalsOpen) {
-      throw new DomainError('RENTALS_CLOSED', 'renting is not open yet; GET /v1/market/summary says when rentals_open turns true. Nothing was claimed.');
-    }
+    requireRentalsOpen(this.market.settings, 'Nothing was claimed.');
     // an unknown template or key is refused now, not at every pass
-    await resolveRentalOptions(this.catalog, caller.tenantId, { ...noOptions, templateId: request.templateId, sshKeyId: request.sshKeyId });
+    await resolveRentalOptions(this.catalog, caller.tenantId, { ...NO_RENTAL_OPTIONS, templateId: request.templateId, sshKeyId: request.sshKeyId });
     const gpuType = request.nodeId ? await this.nodeType(request.nodeId, request.gpuCount) : null;
     if (request.search) this.checkSearch(request.search, request.gpuCount);
     const commitment = request.bidCentsPerGpuHour * request.gpuCount * (request.hours ?? 0);
@@ -148,9 +144,7 @@ export class SpotClaimService {
   }
 
   private checkRequest(request: SpotClaimRequest): void {
-    if ((request.nodeId === null) === (request.search === null)) {
-      throw invalidInput(['body', 'node_id'], 'send exactly one of node_id (a node from GET /v1/gpus) and search (GET /v1/gpus filters)');
-    }
+    checkNodeOrSearch(request);
     if (!Number.isInteger(request.gpuCount) || request.gpuCount < 1 || request.gpuCount > LIMITS.maxGpuCount) {
       throw invalidInput(['body', 'gpu_count'], `a whole number of GPUs from 1 to ${LIMITS.maxGpuCount}`);
     }
@@ -161,11 +155,12 @@ export class SpotClaimService {
 
   /** A node_id claim's GPU type: the node must exist now, on a spot market, with the claim's GPU count. */
   private async nodeType(nodeId: string, gpuCount: number): Promise<string> {
-    const found = this.nodes.providerOf(nodeId);
-    if (found && !isSpotMarket(found.provider)) {
+    const found = this.chooser.nodeOf(nodeId);
+    if (!isSpotMarket(found.provider)) {
       throw invalidInput(['body', 'node_id'], `provider ${found.provider.name} has no spot market; pick a node whose supported_operations lists spot`);
     }
-    const node = await this.nodes.quoteNode(nodeId);
+    const node = await this.chooser.quote(found);
+    if (!node) throw new DomainError('CONFLICT', `node ${nodeId} is not available now; search again with GET /v1/gpus`);
     if (node.offer.gpuCount !== gpuCount) throw invalidInput(['body', 'gpu_count'], `node ${nodeId} has ${node.offer.gpuCount} GPUs; gpu_count is the machine's exact count`);
     return node.offer.gpuType;
   }
@@ -177,16 +172,9 @@ export class SpotClaimService {
     if (search.gpu_count !== undefined && Number(search.gpu_count) !== gpuCount) {
       throw invalidInput(['body', 'search', 'gpu_count'], `differs from gpu_count (${gpuCount}); leave it out of search`);
     }
-    try {
-      this.finder.filterOf({ search, gpuType: null, gpuCount });
-    } catch (error) {
-      throw invalidInput(['body', 'search'], error instanceof Error ? error.message : String(error));
-    }
+    spotFilterOf({ search, gpuType: null, gpuCount });
   }
 }
-
-/** Every rental option a claim does not take. */
-const noOptions = { sshPublicKey: null, imageId: null, volumeIds: null, env: null, ports: null, startupScript: null, terminationHours: null };
 
 /**
  * Ends a claim (released or expired) in the caller's transaction: its machine's billing ends now (or at its window

@@ -12,7 +12,7 @@ export type StoredSpotClaimStatus = 'pending' | 'active' | 'released' | 'expired
 export type SpotClaimStatus = StoredSpotClaimStatus | 'preempted';
 
 /**
- * Interruptible capacity at a bid (DESIGN.md §12): the sweep rents the cheapest spot offer at or under the bid,
+ * Interruptible capacity at a bid: the sweep rents the cheapest spot offer at or under the bid,
  * and when the provider takes the machine back, the next one, until the claim is released or its hours end. It
  * holds at most one machine at a time.
  */

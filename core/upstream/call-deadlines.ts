@@ -17,7 +17,7 @@ const CREATES = new Set(['createMachine', 'createSpotMachine', 'createVolume']);
 const SIGNAL_AT: Readonly<Record<string, number>> = { listOffers: 0, getOffer: 1 };
 
 /**
- * Every call the core makes to a provider, given a deadline in real time (DESIGN.md §17): the core never waits
+ * Every call the core makes to a provider, given a deadline in real time: the core never waits
  * on a cloud longer than that. A create past its deadline is ambiguous (ProviderFailure `ambiguous`): the
  * instance stays provisioning and the reconciler adopts its machine by label or fails it at the provisioning
  * deadline, as after any create whose answer was lost; any other call past its deadline is `unavailable`

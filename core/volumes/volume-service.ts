@@ -38,7 +38,7 @@ export interface Placement {
 }
 
 /**
- * Persistent volumes (DESIGN.md §12): made at a provider that has them, attached at rental in the same
+ * Persistent volumes: made at a provider that has them, attached at rental in the same
  * provider and region, kept when machines stop (emergency stop and breaker included), deleted only when no
  * live machine uses them. Their storage is billed through metering, per started hour, by the sweep.
  */

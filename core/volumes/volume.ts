@@ -5,7 +5,7 @@ export const isVolumeId = (label: unknown): label is string => typeof label === 
 
 export type VolumeStatus = 'creating' | 'available' | 'attached' | 'deleted' | 'failed';
 
-/** Persistent network storage at a provider that outlives machines (DESIGN.md §12). */
+/** Persistent network storage at a provider that outlives machines. */
 export interface Volume {
   id: string;
   tenantId: string;

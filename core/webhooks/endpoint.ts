@@ -3,7 +3,7 @@ import type { EventType } from '../events/event.ts';
 export const ENDPOINT_ID_PREFIX = 'whe';
 export const DELIVERY_ID_PREFIX = 'whd';
 
-/** A tenant's webhook endpoint (DESIGN.md §15). Its signing secret is kept sealed and answered once, at creation. */
+/** A tenant's webhook endpoint. Its signing secret is kept sealed and answered once, at creation. */
 export interface WebhookEndpoint {
   id: string;
   tenantId: string;

@@ -1,4 +1,4 @@
-/** Retries of a failed delivery go on for a day after its first attempt was due (DESIGN.md §15). */
+/** Retries of a failed delivery go on for a day after its first attempt was due. */
 export const RETRY_WINDOW_MS = 24 * 3_600_000;
 const FIRST_GAP_MS = 60_000;
 const GROWTH = 4;

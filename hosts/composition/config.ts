@@ -42,9 +42,9 @@ export interface ControlPlaneConfig {
   secretsKey?: Uint8Array;
   /** GET /metrics: a bearer token accepted besides the operator keys; the sweep daemon's port for it (unset: none). */
   metrics?: MetricsConfig;
-  /** Outbound webhooks (DESIGN.md §15): the delivery worker and where endpoints may point. */
+  /** Outbound webhooks: the delivery worker and where endpoints may point. */
   webhooks?: WebhooksConfig;
-  /** Deadlines and parallelism of calls to the clouds (DESIGN.md §17). */
+  /** Deadlines and parallelism of calls to the clouds. */
   upstream?: UpstreamConfig;
   /** What one tenant may hold at the providers in volumes (VOLUME_MAX_GB_PER_TENANT). Default 10,000 GB. */
   volumes?: { maxGbPerTenant?: number };

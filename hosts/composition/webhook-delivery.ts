@@ -16,7 +16,7 @@ export interface Webhooks {
 }
 
 /**
- * Webhook endpoints and the delivery worker (DESIGN.md §15). Unless `delivery` is false, the worker runs in this
+ * Webhook endpoints and the delivery worker. Unless `delivery` is false, the worker runs in this
  * process (the server and the sweep daemon alike: SKIP LOCKED gives each attempt to one of them): a round starts
  * every `pollMs` while its pool has room, beside rounds still waiting on slow endpoints, so an attempt that falls
  * due is taken within `pollMs` whatever other tenants' endpoints are doing (docs/decisions.md, Webhook fairness).

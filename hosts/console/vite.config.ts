@@ -5,7 +5,7 @@ import preact from '@preact/preset-vite';
 import { defineConfig, type Plugin } from 'vite';
 
 const OUT = join(import.meta.dirname, '../../dist/console');
-/** What a first visit must download, gzip, before the console works (issue 14's goal). */
+/** What a first visit must download, gzip, before the console works (the console's goal, docs/benchmarks.md). */
 const FIRST_LOAD_BUDGET_KB = 150;
 
 /**

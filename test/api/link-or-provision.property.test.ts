@@ -4,7 +4,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 
 /**
- * Link-or-provision under any interleaving (issue 10): batches of parallel sign-ins of a few identities,
+ * Link-or-provision under any interleaving: batches of parallel sign-ins of a few identities,
  * each without a bearer or with the bearer of one of two tenants, never attach an identity to two
  * tenants, and every answer is the one the rules give for the link that stood when it was decided.
  */

@@ -4,7 +4,7 @@ import { postgresReachable } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * Where renting used to lose customers' money or machines (issue 9, items 1-4 and 10): each test here
+ * Where renting used to lose customers' money or machines: each test here
  * failed before its fix. The sandbox runs behind a FaultyProvider, on the test's clock.
  */
 let world: RentalWorld;

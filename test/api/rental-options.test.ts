@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * A rental with what the catalog keeps (issue 11, item 3): saved keys, images, templates, env, ports and a
+ * A rental with what the catalog keeps: saved keys, images, templates, env, ports and a
  * startup script reach the provider's create; the template's fields stand unless the request sends its own.
  */
 let world: RentalWorld;

@@ -2,16 +2,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Offer } from '../../core/market/offer.ts';
 import { ReservationStarter } from '../../core/reservations/reservation-starter.ts';
-import type { Provider } from '../../core/ports/providers.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
-import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
 
 /**
- * Reservations over HTTP (issue 12), on the test's clock: made (quoted, the cap commitment taken, no money
+ * Reservations over HTTP, on the test's clock: made (quoted, the cap commitment taken, no money
  * moved), started by the sweep through the rental path, removed at ends_at, cancelled, failed. The races run
  * on PostgreSQL, where a second session can stand in the middle of a start.
  */
@@ -592,8 +589,7 @@ describe.runIf(onPostgres)('starts racing each other and a cancel (PostgreSQL)',
       clock: api.plane.clock,
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
-      providers: api.plane.container.resolve<Provider[]>(TOKENS.providers),
-      searchFilter: searchFilterOf,
+      providers: api.plane.providers,
     });
   const lockWaiters = async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n as number;
   async function waitForLockWaiters(count: number) {

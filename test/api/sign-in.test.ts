@@ -6,8 +6,8 @@ import { startSmtpInbox, type ReceivedMail, type SmtpInbox } from '../support/sm
 
 /**
  * Sign-in over HTTP on the embedded default (the built-in provider, mail through a real local SMTP server)
- * and GitHub's device flow on its fake: every route of SPEC.md "Tenants, tokens, sign-in" beyond tokens,
- * link-or-provision, console sessions, throttling and the operator's invitation (issue 10).
+ * and GitHub's device flow on its fake: every sign-in route beyond tokens,
+ * link-or-provision, console sessions, throttling and the operator's invitation.
  */
 const PASSWORD = 'Correct-Horse-Battery-9';
 const DAY = 86_400_000;

@@ -6,7 +6,7 @@ import { Rng } from '../../adapters/providers/sandbox/prng.ts';
 import { parseSamples, valueOf } from '../support/prometheus.ts';
 
 /**
- * A simulated week (issue 9, "Done means"): tenants and their agents with capped tokens rent, retry with
+ * A simulated week: tenants and their agents with capped tokens rent, retry with
  * their idempotency keys, forget machines and terminate around window ends, while the cloud misbehaves
  * (creates whose answer is lost with and without a machine made, terminations that fail or lie, machines
  * lost upstream, outages, stuck and failed provisioning, price changes, leftover labelled machines) and

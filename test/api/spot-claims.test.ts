@@ -3,15 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reconciler, type ReconcileCounts } from '../../core/billing/reconciler.ts';
 import type { Offer } from '../../core/market/offer.ts';
 import { SpotClaimKeeper } from '../../core/spot/spot-claim-keeper.ts';
-import type { Provider } from '../../core/ports/providers.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
-import { searchFilterOf } from '../../hosts/http/schemas/catalog.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshDatabase, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * Spot claims over HTTP (issue 12), on the test's clock and a sandbox whose spot prices the tests pin (no random
+ * Spot claims over HTTP, on the test's clock and a sandbox whose spot prices the tests pin (no random
  * preemptions: each one here is the test's): made (the cap commitment taken, no money moved), rented by the sweep
  * at the spot price, preempted and rented again, released, expired; every machine billed by the started minute.
  */
@@ -390,8 +387,7 @@ describe.runIf(onPostgres)('sweeps racing (PostgreSQL)', () => {
       clock: api.plane.clock,
       rentals: api.plane.services.rentals,
       market: api.plane.services.market,
-      providers: api.plane.container.resolve<Provider[]>(TOKENS.providers),
-      searchFilter: searchFilterOf,
+      providers: api.plane.providers,
     });
 
   it('two sweeps and two bare steps on two replicas rent a pending claim once', async () => {

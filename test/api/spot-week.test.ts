@@ -6,7 +6,7 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { Rng } from '../../adapters/providers/sandbox/prng.ts';
 
 /**
- * A simulated week of the sandbox's spot market (issue 12) with 20 spot claims: prices walk hourly from the seed,
+ * A simulated week of the sandbox's spot market with 20 spot claims: prices walk hourly from the seed,
  * machines are preempted when the price passes their bid and at seeded random moments, tenants release claims
  * now and then, and the sweep runs every few minutes. Afterwards every machine cost exactly its started minutes
  * at the spot price of its rental, no claim paid above its bid or held two machines at once, and released claims

@@ -2,12 +2,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
 import type { OffSessionCharge, OffSessionOutcome, Payments } from '../../core/ports/payments.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
 import { freshPostgres, postgresReachable, type TestDatabase } from '../support/database.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * The sweep against what runs beside it (issue 9, items 7 and 9). Holding a row lock from a second
+ * The sweep against what runs beside it. Holding a row lock from a second
  * session is how a test stands in the middle of a pass, and only PostgreSQL has second sessions: these
  * run on PostgreSQL, which CI requires (REQUIRE_POSTGRES=1).
  */
@@ -244,7 +243,7 @@ describe('auto-recharge before the breaker (item 7)', () => {
   it('pays when an hour block falls due that the balance cannot pay, though the balance is above the threshold', async () => {
     const { token } = await world.api.newTenant();
     const started = (await world.api.call('POST', '/v1/billing/checkout', { token, body: { amount_usd: 5 } })).body;
-    const manual = world.api.plane.container.resolve<ManualPayments>(TOKENS.payments);
+    const manual = world.api.plane.processor as ManualPayments;
     await manual.pay(started.session_id);
     await world.api.plane.services.payments.settleSession(started.session_id);
     expect((await world.api.call('PUT', '/v1/billing/auto-recharge', { token, body: { enabled: true, threshold_usd: 1, amount_usd: 20 } })).status).toBe(200);

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualPayments } from '../../adapters/payments/manual/adapter.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
-/** Unsettled metered usage is owed at once: the rental's funds check and auto-recharge count it (issue 11). */
+/** Unsettled metered usage is owed at once: the rental's funds check and auto-recharge count it. */
 let world: RentalWorld;
 beforeAll(async () => {
   world = await rentalWorld({ metering: { prices: { gpu_seconds: { unit: 'second', usd_per_unit: '0.01' } } } });
@@ -26,7 +25,7 @@ describe('usage not yet settled', () => {
   it('triggers auto-recharge when it leaves available funds under the threshold', async () => {
     const { token } = await world.api.newTenant();
     const started = (await world.api.call('POST', '/v1/billing/checkout', { token, body: { amount_usd: 5 } })).body;
-    const manual = world.api.plane.container.resolve<ManualPayments>(TOKENS.payments);
+    const manual = world.api.plane.processor as ManualPayments;
     await manual.pay(started.session_id);
     await world.api.plane.services.payments.settleSession(started.session_id);
     expect((await world.api.call('PUT', '/v1/billing/auto-recharge', { token, body: { enabled: true, threshold_usd: 3, amount_usd: 10 } })).status).toBe(200);

@@ -3,7 +3,7 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { Rng } from '../../adapters/providers/sandbox/prng.ts';
 
 /**
- * A simulated month of volume storage (issue 11): 10 volumes over 3 tenants, made and deleted at random
+ * A simulated month of volume storage: 10 volumes over 3 tenants, made and deleted at random
  * times while the sweep runs now and then; every started hour of each volume is one record of size_gb
  * GB-hours at its GB-hour price, and each tenant is charged ceil(exact sum of size x hours x price), to the
  * cent, with one rounding. VOLUME_MONTH_SEED replays a run.

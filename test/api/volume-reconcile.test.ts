@@ -9,7 +9,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * A volume create the provider gives no answer to (DESIGN.md §12): the volume stays `creating`, and the sweep's
+ * A volume create the provider gives no answer to: the volume stays `creating`, and the sweep's
  * volume reconciler adopts it by its label (billed from its creation), fails it at no cost when the provider never
  * made it by the deadline, and deletes upstream volumes of ours nobody pays for. A clear refusal fails at once.
  */

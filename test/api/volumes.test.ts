@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
-/** Volumes over HTTP on the sandbox (issue 11, item 4): made, attached at rental, kept, deleted. */
+/** Volumes over HTTP on the sandbox: made, attached at rental, kept, deleted. */
 let world: RentalWorld;
 beforeAll(async () => {
   world = await rentalWorld({}, { sandbox: { offers: 600 } });

@@ -25,7 +25,8 @@ const TEXT = /\.(ts|tsx|js|css|html|json|yaml)$|Dockerfile$/;
 const ALLOWED: readonly { path: string; names: readonly string[]; why: string }[] = [
   { path: 'hosts/client/schema.d.ts', names: ['sandbox', 'vast', 'runpod', 'lambda'], why: 'generated from the route table, whose provider filter lists the registry and whose examples use the sandbox' },
   { path: 'adapters/storage/migrations/', names: ['sandbox'], why: "the simulated cloud's tables; a migration is history, never edited" },
-  { path: 'hosts/composition/control-plane.ts', names: ['sandbox'], why: 'the default provider setting, and the wiring of the chaos routes when the sandbox is on' },
+  { path: 'hosts/composition/modules/providers.ts', names: ['sandbox'], why: 'the default provider setting, and the simulated cloud found for the chaos routes' },
+  { path: 'hosts/composition/modules/http.ts', names: ['sandbox'], why: 'the chaos routes, mounted only when the sandbox is on' },
   { path: 'hosts/composition/sandbox-chaos.ts', names: ['sandbox'], why: "the operator's chaos routes: faults injected into the simulated cloud" },
   { path: 'hosts/http/routes/sandbox-routes.ts', names: ['sandbox'], why: "the operator's chaos routes" },
   { path: 'hosts/docs/generate.ts', names: ['sandbox'], why: 'docs/configuration.md says the defaults run the sandbox' },

@@ -6,7 +6,6 @@ import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { OPERATOR_KEY, startApi, type ApiResponse, type TestApi } from './api.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
-import { TOKENS } from '../../hosts/composition/control-plane.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import type { TestDatabase } from './database.ts';
 import { FaultyProvider } from './faulty-provider.ts';
@@ -31,8 +30,7 @@ export interface RentalWorld {
 
 /** The sandbox a control plane built from its configuration, on its database and its clock. */
 export const sandboxOf = (api: TestApi): SandboxProvider => {
-  const sandbox = api.plane.container
-    .resolve<Provider[]>(TOKENS.providers)
+  const sandbox = api.plane.providers
     .map((provider) => (provider instanceof FaultyProvider ? provider.inner : provider))
     .find((provider) => provider instanceof SandboxProvider);
   if (!sandbox) throw new Error('this control plane has no sandbox');

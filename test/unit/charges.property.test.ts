@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { accountFigures, owedBy, stopsAt } from '../../core/billing/account-view.ts';
 import { costForMinutes, costUntil, nextBoundary, startedMinutes } from '../../core/billing/charges.ts';
 import type { Instance } from '../../core/rentals/instance.ts';
-import { settlementOf } from '../../core/rentals/rental-service.ts';
+import { settlementOf } from '../../core/rentals/end-billing.ts';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-21T12:00:00Z');

@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { costForMinutes, costUntil, instanceCostUntil, nextBoundary, SPOT_MINIMUM_MINUTES, startedMinutes } from '../../core/billing/charges.ts';
 import { perGpuCents, rateCentsPerHour } from '../../core/market/pricing.ts';
-import { upstreamBidUsd } from '../../core/rentals/rental-service.ts';
+import { upstreamBidUsd } from '../../core/rentals/launch.ts';
 
 /**
- * Spot machines (issue 12): billed by the started minute with no one-hour minimum, paid in hourly blocks in
+ * Spot machines: billed by the started minute with no one-hour minimum, paid in hourly blocks in
  * advance like any rental, the unused minutes refunded when the machine ends.
  */
 const HOUR = 3_600_000;

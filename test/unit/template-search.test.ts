@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { searchFilterOf, TemplateSearchIn } from '../../hosts/http/schemas/catalog.ts';
+import { searchFilterOf } from '../../core/market/search-terms.ts';
+import { TemplateSearchIn } from '../../hosts/http/schemas/catalog.ts';
 import { GpuSearchQuery, toMarketFilter } from '../../hosts/http/schemas/market.ts';
 
 /** Query text of GET /v1/gpus and its JSON twin in a template, filter by filter. */

@@ -24,7 +24,7 @@ export interface CognitoPublicSettings {
 }
 
 /**
- * An Amazon Cognito user pool as the Identity port (DESIGN.md §11). The pool's username is the email
+ * An Amazon Cognito user pool as the Identity port. The pool's username is the email
  * address; Cognito sends the codes and the invitation itself. Every identity comes from an id token
  * verified against the pool's JWKS, whether InitiateAuth, the new-password challenge or the hosted UI
  * handed it over.

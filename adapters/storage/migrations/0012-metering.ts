@@ -5,7 +5,7 @@ export class Migration0012Metering extends Migration {
 
   override up(): void {
     // One row per (tenant, kind): the exact sum of quantity x unit price so far, and what it has cost in
-    // cents. The check is the one rounding (DESIGN.md §13): what was charged is always ceil(total x 100).
+    // cents. The check is the one rounding: what was charged is always ceil(total x 100).
     this.addSql(`
       create table usage_totals (
         tenant_id text not null references accounts (tenant_id),
@@ -39,7 +39,7 @@ export class Migration0012Metering extends Migration {
         created_at timestamptz not null
       )`);
     this.addSql(`create unique index usage_records_key on usage_records (tenant_id, unique_key)`);
-    // One record metered (DESIGN.md §13, core/metering/rounding.ts): lock the (tenant, kind) running total
+    // One record metered (core/metering/rounding.ts): lock the (tenant, kind) running total
     // (opened at zero on first use), price the record as what it adds to ceil(total x 100), insert it unless
     // its unique key was used, and move the total by what was inserted. One call per record; a function
     // because its plans are kept per session (the statements sent as text would be planned every time).

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Spot claims (issue 12): interruptible capacity at a bid, kept until released or its hours end, each of its
+ * Spot claims: interruptible capacity at a bid, kept until released or its hours end, each of its
  * machines rented through the rental path. Instances gain their minimum charge (60 minutes on demand, 0 for spot:
  * billed by the started minute) and when their machine was preempted.
  */

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Outbound webhooks (DESIGN.md §15): the event outbox, tenants' endpoints, and one row per delivery attempt. */
+/** Outbound webhooks: the event outbox, tenants' endpoints, and one row per delivery attempt. */
 export class Migration0017Webhooks extends Migration {
   override name = '0017-webhooks';
 

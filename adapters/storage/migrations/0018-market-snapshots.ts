@@ -4,7 +4,7 @@ export class Migration0018MarketSnapshots extends Migration {
   override name = '0018-market-snapshots';
 
   override up(): void {
-    // One row per provider: the offers every replica serves, and the lease on its next refresh (issue 15).
+    // One row per provider: the offers every replica serves, and the lease on its next refresh.
     this.addSql(`
       create table market_snapshots (
         provider text primary key,

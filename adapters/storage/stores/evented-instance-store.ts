@@ -6,7 +6,7 @@ import { MikroInstanceStore } from './instance-store.ts';
 import { dateOrNull, type Row } from './sql-rows.ts';
 
 /**
- * Instances whose every status change is told to the outbox in the same transaction (DESIGN.md §15): whichever
+ * Instances whose every status change is told to the outbox in the same transaction: whichever
  * path changes an instance (a rental, a termination, the reconciler, the sweep), the event cannot be missed.
  */
 export class EventedInstanceStore extends MikroInstanceStore {

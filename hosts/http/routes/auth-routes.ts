@@ -41,7 +41,7 @@ const THROTTLED: RouteResponse = {
 };
 const UPSTREAM: RouteResponse = { status: 503, description: 'The identity provider could not be reached' };
 
-/** Every route of SPEC.md "Tenants, tokens, sign-in" beyond tokens, and the operator's invitation. */
+/** Every sign-in route beyond tokens, and the operator's invitation. */
 export function authRoutes(signIn: SignInService): RouteDef[] {
   return [
     defineRoute({

@@ -21,7 +21,7 @@ import {
 const read = { kind: 'bearer', scope: 'read' } as const;
 const manage = { kind: 'bearer', scope: 'manage' } as const;
 
-/** SSH keys, images and templates (DESIGN.md §12): read to list and get, manage to save, change and delete. */
+/** SSH keys, images and templates: read to list and get, manage to save, change and delete. */
 export function catalogRoutes(catalog: CatalogService): RouteDef[] {
   return [
     defineRoute({

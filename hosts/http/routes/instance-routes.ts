@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
-import { invalidInput } from '../../../core/errors.ts';
 import { ErrorOut } from '../schemas/common.ts';
 import { InstanceCreate, InstanceIdParams, InstanceOut, ScheduleRemovalRequest, instanceOut } from '../schemas/instances.ts';
 
@@ -10,10 +9,7 @@ const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 const LIST_LIMIT = 500;
 
-/** The cheapest node matching a template's search, for a rental that names a template and no node. */
-export type TemplateNode = (tenantId: string, templateId: string) => Promise<string>;
-
-export function instanceRoutes(rentals: RentalService, templateNode: TemplateNode): RouteDef[] {
+export function instanceRoutes(rentals: RentalService): RouteDef[] {
   const out = (instance: Instance) => instanceOut(instance, rentals.supportedOperations(instance));
   const action = (path: string, operationId: string, summary: string, outcomes: RouteResponse[], run: (tenantId: string, id: string) => Promise<Instance>) =>
     defineRoute({
@@ -52,11 +48,8 @@ export function instanceRoutes(rentals: RentalService, templateNode: TemplateNod
         { status: 503, description: 'Renting is not open yet, or the provider cannot be reached; nothing charged', schema: ErrorOut },
       ],
       async handle({ caller, body }) {
-        if (!body.node_id && !body.template_id) {
-          throw invalidInput(['body', 'node_id'], 'required: a node id from GET /v1/gpus (or a template_id whose template has a search)');
-        }
         const { instance, replayed } = await rentals.rent(caller!, {
-          nodeId: body.node_id ?? (await templateNode(caller!.tenantId, body.template_id!)),
+          nodeId: body.node_id ?? null,
           name: body.name ?? null,
           sshPublicKey: body.ssh_public_key ?? null,
           terminationHours: body.termination_hours ?? null,

@@ -16,7 +16,7 @@ import {
 
 const billing = { kind: 'bearer', scope: 'billing' } as const;
 
-/** Metering (DESIGN.md §13): usage in, records and summaries out, settlement to the ledger; all under billing. */
+/** Metering: usage in, records and summaries out, settlement to the ledger; all under billing. */
 export function meteringRoutes(metering: MeteringService): RouteDef[] {
   return [
     defineRoute({

@@ -8,7 +8,7 @@ const tags = ['reservations'];
 const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 
-/** Reservations (SPEC.md "Volumes, reservations, catalog"; DESIGN.md §12): `rent` to make and cancel, `read` to read. */
+/** Reservations: `rent` to make and cancel, `read` to read. */
 export function reservationRoutes(reservations: ReservationService): RouteDef[] {
   return [
     defineRoute({

@@ -8,7 +8,7 @@ const tags = ['spot-claims'];
 const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 
-/** Spot claims (SPEC.md "Volumes, reservations, catalog"; DESIGN.md §12): `rent` to make and release, `read` to read. */
+/** Spot claims: `rent` to make and release, `read` to read. */
 export function spotClaimRoutes(claims: SpotClaimService): RouteDef[] {
   return [
     defineRoute({

@@ -5,7 +5,7 @@ import { VolumeCreate, VolumeIdParams, VolumeOut, volumeOut } from '../schemas/v
 
 const tags = ['volumes'];
 
-/** Volumes (SPEC.md "Volumes, reservations, catalog"): `rent` to make and delete (they cost money), `read` to list. */
+/** Volumes: `rent` to make and delete (they cost money), `read` to list. */
 export function volumeRoutes(volumes: VolumeService): RouteDef[] {
   return [
     defineRoute({

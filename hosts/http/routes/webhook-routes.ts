@@ -17,7 +17,7 @@ const tags = ['webhooks'];
 const read = { kind: 'bearer', scope: 'read' } as const;
 const manage = { kind: 'bearer', scope: 'manage' } as const;
 
-/** Outbound webhooks (DESIGN.md §15): manage to register, delete and test endpoints, read to list them and their deliveries. */
+/** Outbound webhooks: manage to register, delete and test endpoints, read to list them and their deliveries. */
 export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
   return [
     defineRoute({

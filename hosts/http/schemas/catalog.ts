@@ -4,9 +4,8 @@ import { CATALOG_LIMITS as L } from '../../../core/catalog/limits.ts';
 import type { Image, SshKey, Template, TemplateSearch } from '../../../core/catalog/records.ts';
 import { parseSshPublicKey } from '../../../core/catalog/ssh-public-key.ts';
 import { ENV_NAME } from '../../../core/catalog/template-rules.ts';
-import type { MarketFilter } from '../../../core/market/search-filter.ts';
 import { dateTimeOut, exampleId, resourceId } from './common.ts';
-import { filterFields, toMarketFilter } from './market.ts';
+import { filterFields } from './market.ts';
 
 // ---- shared fields ------------------------------------------------------------------------------
 
@@ -173,9 +172,6 @@ export const TemplateSearchIn = z
   .strictObject(searchShape)
   .transform((parsed) => keptSearch(parsed as ParsedSearch))
   .meta({ id: 'TemplateSearch', description: 'GET /v1/gpus filters (all but limit), as JSON values: the machine the template wants.' });
-
-/** The market filter of a kept search (for renting from a template's search). */
-export const searchFilterOf = (search: TemplateSearch): MarketFilter => toMarketFilter(z.strictObject(searchShape).parse(search) as ParsedSearch);
 
 const templateFields = {
   image_id: resourceId('img').nullable().meta({ description: 'One of your images (POST /v1/images); or send image; or neither for the provider default.' }),

@@ -4,6 +4,7 @@ import type { MarketGroup, ProviderReport } from '../../../core/market/market-se
 import type { MarketNode } from '../../../core/market/node.ts';
 import { ceilingCents } from '../../../core/market/pricing.ts';
 import { parseExtraFilters, type ExtraFilter, type MarketFilter } from '../../../core/market/search-filter.ts';
+import { SEARCH_TERMS as T } from '../../../core/market/search-terms.ts';
 import type { SummaryAnswer } from '../../../core/market/summary-service.ts';
 import { gpuFamily } from '../../../core/market/gpu-family.ts';
 import { dateTimeOut, documentedAs, isoOrNull, queryInt } from './common.ts';
@@ -31,20 +32,20 @@ const queryText = (max: number, description: string, example: string) =>
 
 /** The GET /v1/gpus filters, each read from its query text (a template's `search` reuses them: schemas/catalog.ts). */
 export const filterFields = {
-  gpu_type: queryText(64, 'GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).', 'H100'),
-  gpu_count: queryInt(1, 64, 'Exactly this many GPUs in the machine.', 8),
-  min_vram_gb: queryNumber(0, 10_000, 'Memory of each GPU, at least, in GB.', 80),
-  min_download_mbps: queryNumber(0, 1_000_000, 'Download bandwidth, at least, in Mbit/s.', 1000),
-  min_ports: queryInt(0, 65_535, 'Open ports, at least.', 2),
-  min_cpus: queryInt(1, 100_000, 'vCPUs, at least.', 16),
-  min_ram_gb: queryNumber(0, 1_000_000, 'System memory, at least, in GB.', 64),
-  min_disk_gb: queryNumber(0, 10_000_000, 'Disk, at least, in GB.', 100),
+  gpu_type: queryText(T.gpu_type.max, 'GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).', 'H100'),
+  gpu_count: queryInt(T.gpu_count.min, T.gpu_count.max, 'Exactly this many GPUs in the machine.', 8),
+  min_vram_gb: queryNumber(T.min_vram_gb.min, T.min_vram_gb.max, 'Memory of each GPU, at least, in GB.', 80),
+  min_download_mbps: queryNumber(T.min_download_mbps.min, T.min_download_mbps.max, 'Download bandwidth, at least, in Mbit/s.', 1000),
+  min_ports: queryInt(T.min_ports.min, T.min_ports.max, 'Open ports, at least.', 2),
+  min_cpus: queryInt(T.min_cpus.min, T.min_cpus.max, 'vCPUs, at least.', 16),
+  min_ram_gb: queryNumber(T.min_ram_gb.min, T.min_ram_gb.max, 'System memory, at least, in GB.', 64),
+  min_disk_gb: queryNumber(T.min_disk_gb.min, T.min_disk_gb.max, 'Disk, at least, in GB.', 100),
   max_price_per_gpu_hour: z
     .string()
     .regex(DECIMAL, 'must be a USD amount >= 0, e.g. 2.5')
     .transform((text, ctx) => {
       const cents = ceilingCents(text);
-      if (cents === null || cents > 10_000_000) {
+      if (cents === null || cents > T.max_price_per_gpu_hour.maxCents) {
         ctx.addIssue({ code: 'custom', message: 'must be a USD amount from 0 to 100000' });
         return z.NEVER;
       }
@@ -54,16 +55,16 @@ export const filterFields = {
       description: 'Per-GPU ceiling in USD per hour (not a whole-machine price): nodes whose price_per_gpu_hour_cents is at most this.',
       ...documentedAs({ type: 'number', minimum: 0, maximum: 100_000, examples: [2.5] }),
     }),
-  country: queryText(64, 'ISO 3166-1 alpha-2 country code, e.g. US (any case).', 'US'),
-  region: queryText(128, "The provider's region name, e.g. us-east-1 (any case).", 'us-east-1'),
+  country: queryText(T.country.max, 'ISO 3166-1 alpha-2 country code, e.g. US (any case).', 'US'),
+  region: queryText(T.region.max, "The provider's region name, e.g. us-east-1 (any case).", 'us-east-1'),
   docker_in_docker: queryFlag('Machines that can (true) or cannot (false) run Docker inside.'),
   mig: queryFlag('Machines with (true) or without (false) MIG-partitioned GPUs.'),
   baremetal: queryFlag('Bare-metal machines (true) or not (false).'),
   virtualized: queryFlag('Virtual machines (true) or not (false).'),
-  provider: queryText(64, `Only this provider: one of ${PROVIDER_NAMES.join(', ')} that this server enables (GET /v1/providers lists them).`, 'sandbox'),
+  provider: queryText(T.provider.max, `Only this provider: one of ${PROVIDER_NAMES.join(', ')} that this server enables (GET /v1/providers lists them).`, 'sandbox'),
   extra_filters: z
     .string()
-    .max(2_000)
+    .max(T.extra_filters.max)
     .default('')
     .transform((text, ctx) => {
       const parsed = parseExtraFilters(text);

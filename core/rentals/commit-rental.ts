@@ -1,0 +1,100 @@
+import { ON_DEMAND_MINIMUM_MINUTES, SPOT_MINIMUM_MINUTES } from '../billing/charges.ts';
+import { postEntry } from '../billing/ledger.ts';
+import { notFound } from '../errors.ts';
+import type { Quote } from '../market/node-chooser.ts';
+import type { Cents } from '../money.ts';
+import { admitSpend } from '../spending/spend-gate.ts';
+import type { Token } from '../tenancy/token.ts';
+import { HOUR_MS, type RentalsContext } from './context.ts';
+import { INSTANCE_ID_PREFIX, ledgerDescription, type Instance } from './instance.ts';
+import type { Adoption, Rented, RentRequest } from './rent-request.ts';
+import type { ResolvedOptions } from './rental-options.ts';
+
+/** A rental as committed: the instance, or the one an earlier request with the key made; the volumes to attach upstream. */
+export type Committed = Rented & { upstreamVolumeIds?: string[] };
+
+/**
+ * The rental's one transaction, before any provider is called: the account locked (a second request with the key
+ * sees the first here), the spend gate (token chain, pause, funds for the first hour, the cap commitment), the
+ * volumes checked, the instance added (and adopted by its booking), the first hour charged.
+ */
+export async function commitRental(
+  ctx: RentalsContext,
+  caller: Token,
+  request: RentRequest,
+  priced: { quote: Quote; rate: Cents; digest: string; options: ResolvedOptions },
+  adoption?: Adoption,
+): Promise<Committed> {
+  const { quote, rate, digest, options } = priced;
+  const { offer, node } = quote;
+  const terminationHours = options.terminationHours;
+  return ctx.storage.transaction(async (uow): Promise<Committed> => {
+    const now = ctx.clock.now();
+    const account = await uow.accounts.lock(caller.tenantId, now);
+    if (!account) throw notFound(`tenant ${caller.tenantId}`);
+    // the account lock serializes this tenant's rentals: a second request with the key sees the first
+    if (request.idempotencyKey) {
+      const earlier = await uow.instances.byIdempotencyKey(caller.tenantId, request.idempotencyKey);
+      // answered after the commit: a replay may wait for the first request, which needs this lock
+      if (earlier) return { instance: earlier, replayed: true };
+    }
+    const commitment = adoption?.commitmentCents ?? rate * (terminationHours ?? 1);
+    await admitSpend(
+      uow,
+      caller,
+      {
+        kind: 'rental',
+        fundsNeededCents: rate,
+        fundsFor: 'the first hour costs',
+        hours: terminationHours,
+        hoursField: ['body', 'termination_hours'],
+        commitmentCents: commitment,
+        commitmentFor: 'rate x termination_hours',
+        heldCents: adoption?.heldCents ?? 0,
+        burnCentsPerHour: rate,
+      },
+      now,
+      account,
+    );
+    const volumes = await ctx.volumes.forRental(uow, caller.tenantId, options.volumeIds, { provider: node.provider.name, region: offer.region }, now);
+    const instance: Instance = {
+      id: ctx.ids.newId(INSTANCE_ID_PREFIX),
+      tenantId: caller.tenantId,
+      tokenId: caller.id,
+      nodeId: offer.id,
+      provider: node.provider.name,
+      offerId: node.offerId,
+      name: request.name,
+      status: 'provisioning',
+      gpuType: offer.gpuType,
+      gpuCount: offer.gpuCount,
+      rateCentsPerHour: rate,
+      createdAt: now,
+      startedAt: null,
+      paidUntil: new Date(now.getTime() + HOUR_MS),
+      removalScheduledAt: null,
+      windowEndsAt: adoption?.windowEndsAt ?? (terminationHours === null ? null : new Date(now.getTime() + terminationHours * HOUR_MS)),
+      terminatedAt: null,
+      machineId: null,
+      sshHost: null,
+      sshPort: null,
+      idempotencyKey: request.idempotencyKey,
+      requestDigest: digest,
+      chargedCents: rate,
+      commitmentCents: commitment,
+      lastSeenAt: null,
+      failure: null,
+      launch: null,
+      ...options.record,
+      volumeIds: options.volumeIds,
+      ledgerNote: adoption?.ledgerNote ?? null,
+      minimumMinutes: adoption?.spot ? SPOT_MINIMUM_MINUTES : ON_DEMAND_MINIMUM_MINUTES,
+      preemptedAt: null,
+    };
+    await uow.instances.add(instance);
+    await adoption?.adopt(uow, instance);
+    await uow.volumes.attach(options.volumeIds, instance.id);
+    await postEntry(uow, ctx.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: ledgerDescription('first hour', instance), uniqueKey: `rent:${instance.id}`, at: now });
+    return { instance, replayed: false, upstreamVolumeIds: volumes.upstreamIds };
+  });
+}

@@ -1,0 +1,64 @@
+import { instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { asBackground } from '../../../adapters/providers/shared/pacing.ts';
+import { AccountControl } from '../../../core/billing/account-control.ts';
+import { BillingService } from '../../../core/billing/billing-service.ts';
+import { PaymentsService } from '../../../core/billing/payments/payments-service.ts';
+import { BalanceAlerts } from '../../../core/events/balance-alerts.ts';
+import { MarketService } from '../../../core/market/market-service.ts';
+import { MeteringService } from '../../../core/metering/metering-service.ts';
+import type { PriceList } from '../../../core/metering/prices.ts';
+import { RentalService } from '../../../core/rentals/rental-service.ts';
+import { ReservationStarter } from '../../../core/reservations/reservation-starter.ts';
+import { SpotClaimKeeper } from '../../../core/spot/spot-claim-keeper.ts';
+import { SweepService } from '../../../core/sweep/sweep-service.ts';
+import type { CallDeadlines } from '../../../core/upstream/call-deadlines.ts';
+import { VolumeExpiry } from '../../../core/volumes/volume-expiry.ts';
+import { VolumeMeter } from '../../../core/volumes/volume-meter.ts';
+import type { ControlPlaneConfig } from '../config.ts';
+import { basics, CLOCK, get, METRICS, PROVIDERS, STORAGE } from './ports.ts';
+
+/** A rental whose machine no provider ever showed is failed and refunded after this long. */
+const PROVISIONING_DEADLINE_MS = 15 * 60_000;
+/** Runaway protection: an account burning more than $1,000 an hour trips its breaker (configurable). */
+const DEFAULT_MAX_BURN_CENTS_PER_HOUR = 100_000;
+
+/** The account and its ledger, metered usage, the operator's controls, and the sweep that conducts them all. */
+export function registerBilling(
+  container: DependencyContainer,
+  parts: { config: ControlPlaneConfig; prices: PriceList; deadlines: CallDeadlines; providerConcurrency: number },
+): void {
+  const { config } = parts;
+  container.register(BillingService, { useFactory: instanceCachingFactory((c) => new BillingService(basics(c))) });
+  container.register(AccountControl, {
+    useFactory: instanceCachingFactory((c) => new AccountControl({ storage: get(c, STORAGE), clock: get(c, CLOCK), rentals: c.resolve(RentalService) })),
+  });
+  container.register(MeteringService, { useFactory: instanceCachingFactory((c) => new MeteringService({ ...basics(c), prices: parts.prices })) });
+  container.register(SweepService, {
+    useFactory: instanceCachingFactory((c) => {
+      const bookings = { ...basics(c), rentals: c.resolve(RentalService), market: c.resolve(MarketService), providers: get(c, PROVIDERS) };
+      return new SweepService({
+        storage: get(c, STORAGE),
+        clock: get(c, CLOCK),
+        rentals: c.resolve(RentalService),
+        providers: get(c, PROVIDERS),
+        payments: c.resolve(PaymentsService),
+        metering: c.resolve(MeteringService),
+        volumes: new VolumeMeter({ storage: get(c, STORAGE), clock: get(c, CLOCK), usage: c.resolve(MeteringService) }),
+        volumeWindows: new VolumeExpiry({ ...basics(c), providers: get(c, PROVIDERS) }),
+        metrics: get(c, METRICS),
+        balanceAlerts: new BalanceAlerts(basics(c)),
+        reservations: new ReservationStarter(bookings),
+        spotClaims: new SpotClaimKeeper(bookings),
+        deadlines: parts.deadlines,
+        // the pass's calls wait behind a person's in each provider's pacer
+        background: asBackground,
+        settings: {
+          provisioningDeadlineMs: PROVISIONING_DEADLINE_MS,
+          defaultMaxBurnCentsPerHour: config.billing?.defaultMaxBurnCentsPerHour ?? DEFAULT_MAX_BURN_CENTS_PER_HOUR,
+          providerConcurrency: parts.providerConcurrency,
+          ...(config.billing?.passBudgetMs !== undefined && { passBudgetMs: config.billing.passBudgetMs }),
+        },
+      });
+    }),
+  });
+}
