@@ -222,6 +222,11 @@ export interface TokenStore {
   list(tenantId: string, options?: { under?: string }): Promise<Token[]>;
   /** Adds (or, negative, releases) a commitment on the token and every ancestor that issued it. */
   addCommitment(tokenId: string, cents: number): Promise<void>;
+  /**
+   * What burns under each of these tokens (itself and every descendant), in cents an hour: the rates of the
+   * machines whose billing has not ended plus the storage rates of the volumes not deleted or failed.
+   */
+  burnCentsPerHour(tenantId: string, tokenIds: readonly string[]): Promise<Map<string, Cents>>;
   /** Revokes the token and every descendant not yet revoked; returns the ids it revoked. */
   revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]>;
   /**

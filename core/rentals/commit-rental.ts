@@ -51,6 +51,7 @@ export async function commitRental(
         commitmentCents: commitment,
         commitmentFor: 'rate x termination_hours',
         heldCents: adoption?.heldCents ?? 0,
+        burnCentsPerHour: rate,
       },
       now,
       account,

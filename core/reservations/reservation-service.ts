@@ -112,6 +112,7 @@ export class ReservationService {
           hoursField: ['body', 'hours'],
           commitmentCents: commitment,
           commitmentFor: `${quote.rateCentsPerHour} cents an hour x ${request.hours} hours`,
+          burnCentsPerHour: 0,
         },
         now,
         account,

@@ -1,7 +1,7 @@
 import type { Account } from '../billing/account.ts';
 import { accountFigures } from '../billing/account-view.ts';
 import { DomainError, invalidInput, notFound } from '../errors.ts';
-import type { Cents } from '../money.ts';
+import { formatUsd, type Cents } from '../money.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
 import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
 
@@ -31,6 +31,11 @@ export interface Spend {
    * count as free for the cap check, and this spend's commitment replaces them.
    */
   heldCents?: Cents;
+  /**
+   * What the resource costs an hour from now on (a machine's rate, a volume's storage rate): it must fit under every
+   * burn ceiling of the chain. 0 for a booking, which burns nothing until it starts: the start passes the gate again.
+   */
+  burnCentsPerHour: Cents;
 }
 
 export interface Admitted {
@@ -47,12 +52,34 @@ const pausedDetail = (account: Account & { pause: NonNullable<Account['pause']> 
 };
 
 /**
+ * Every burn ceiling of the chain holds with this spend's rate added (docs/decisions.md, "Burn ceilings"). What
+ * burns is summed now, under the account lock every spend of the tenant takes, so spends in parallel see each
+ * other's machines and volumes and cannot pass a ceiling together.
+ */
+async function checkBurn(uow: UnitOfWork, chain: readonly Token[], spend: Spend): Promise<void> {
+  const ceilings = chain.filter((link) => link.maxBurnCentsPerHour !== null);
+  if (ceilings.length === 0) return;
+  const burning = await uow.tokens.burnCentsPerHour(chain[0]!.tenantId, ceilings.map((link) => link.id));
+  for (const link of ceilings) {
+    const burn = burning.get(link.id) ?? 0;
+    const ceiling = link.maxBurnCentsPerHour!;
+    if (burn + spend.burnCentsPerHour <= ceiling) continue;
+    const whose = link.id === chain[0]!.id ? 'this token' : `token ${link.id}, which issued this one,`;
+    throw new DomainError(
+      'BURN_CEILING_EXCEEDED',
+      `this ${spend.kind} would burn ${spend.burnCentsPerHour} cents an hour; what runs under ${whose} burns ${burn} cents an hour now and its ceiling is ${ceiling} (max_burn_usd_per_hour ${formatUsd(ceiling)}); end a machine or a volume under it first`,
+    );
+  }
+}
+
+/**
  * The one spend gate (docs/decisions.md, "One spend gate"): everything that can cost money passes it in the
  * transaction that creates it, so what it checks and what it records commit together with the thing paid for.
  * In order: the account (locked: it serializes the tenant's spends), the caller's token chain (locked in id
  * order) still active, renting not paused, a window when any token of the chain has a cap or a maximum of
- * hours and no longer than that maximum, available funds for what is needed now, and the commitment within
- * what the chain's caps leave. The commitment is then recorded on every token of the chain.
+ * hours and no longer than that maximum, available funds for what is needed now, the commitment within
+ * what the chain's caps leave, and the hourly rate within what each burn ceiling of the chain leaves. The
+ * commitment is then recorded on every token of the chain.
  *
  * `account` is the account the caller already locked in this transaction (to look for an idempotent replay
  * under it); the gate locks it otherwise.
@@ -89,6 +116,7 @@ export async function admitSpend(uow: UnitOfWork, caller: Token, spend: Spend, n
   if (remaining !== null && spend.commitmentCents > remaining) {
     throw new DomainError('SPEND_CAP_EXCEEDED', `this ${spend.kind} commits ${spend.commitmentCents} cents (${spend.commitmentFor}) and the token's cap leaves ${remaining}`);
   }
+  if (spend.burnCentsPerHour > 0) await checkBurn(uow, chain, spend);
   const added = spend.commitmentCents - held;
   if (added !== 0) await uow.tokens.addCommitment(caller.id, added);
   return { account, chain };

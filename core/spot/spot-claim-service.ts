@@ -86,6 +86,7 @@ export class SpotClaimService {
           hoursField: ['body', 'hours'],
           commitmentCents: commitment,
           commitmentFor: `a bid of ${request.bidCentsPerGpuHour} cents per GPU-hour x ${request.gpuCount} GPUs x ${request.hours} hours`,
+          burnCentsPerHour: 0,
         },
         now,
       );

@@ -30,6 +30,7 @@ export async function issueSession(ctx: TenancyContext, uow: UnitOfWork, tenantI
     spendLimitCents: null,
     committedCents: 0,
     maxRentalHours: null,
+    maxBurnCentsPerHour: null,
     expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
     parentId: null,
     ancestorIds: [],

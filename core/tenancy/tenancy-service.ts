@@ -21,6 +21,16 @@ export interface TokenView {
   remainingCents: Cents | null;
   /** The tightest max_rental_hours along the chain. */
   effectiveMaxRentalHours: number | null;
+  /** What the live machines and volumes under the token (and its descendants) cost an hour. */
+  burnCentsPerHour: Cents;
+  /** What may still be added an hour: the least any burn ceiling along the chain leaves; null without one. */
+  burnLeftCentsPerHour: Cents | null;
+}
+
+/** A token as listed, with what burns under it now. */
+export interface ListedToken {
+  token: Token;
+  burnCentsPerHour: Cents;
 }
 
 /**
@@ -75,13 +85,27 @@ export class TenancyService {
   }
 
   async describe(caller: Token): Promise<TokenView> {
-    const chain = await this.context.storage.read((uow) => uow.tokens.chain(caller.tenantId, caller.id));
-    return { token: chain[0] ?? caller, remainingCents: remainingCents(chain), effectiveMaxRentalHours: maxRentalHours(chain) };
+    const { chain, burning } = await this.context.storage.read(async (uow) => {
+      const chain = await uow.tokens.chain(caller.tenantId, caller.id);
+      return { chain, burning: await uow.tokens.burnCentsPerHour(caller.tenantId, chain.map((link) => link.id)) };
+    });
+    const left = chain.flatMap((link) => (link.maxBurnCentsPerHour === null ? [] : [Math.max(0, link.maxBurnCentsPerHour - (burning.get(link.id) ?? 0))]));
+    return {
+      token: chain[0] ?? caller,
+      remainingCents: remainingCents(chain),
+      effectiveMaxRentalHours: maxRentalHours(chain),
+      burnCentsPerHour: burning.get(caller.id) ?? 0,
+      burnLeftCentsPerHour: left.length === 0 ? null : Math.min(...left),
+    };
   }
 
   /** The tokens the caller administers: a root token sees the whole tenant, any other its own subtree. */
-  listTokens(caller: Token): Promise<Token[]> {
-    return this.context.storage.read((uow) => uow.tokens.list(caller.tenantId, caller.parentId === null ? {} : { under: caller.id }));
+  listTokens(caller: Token): Promise<ListedToken[]> {
+    return this.context.storage.read(async (uow) => {
+      const tokens = await uow.tokens.list(caller.tenantId, caller.parentId === null ? {} : { under: caller.id });
+      const burning = await uow.tokens.burnCentsPerHour(caller.tenantId, tokens.map((token) => token.id));
+      return tokens.map((token) => ({ token, burnCentsPerHour: burning.get(token.id) ?? 0 }));
+    });
   }
 
   revokeToken(caller: Token, tokenId: string): Promise<void> {

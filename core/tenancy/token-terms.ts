@@ -1,7 +1,7 @@
 import { DomainError, invalidInput } from '../errors.ts';
 import { formatUsd, type Cents } from '../money.ts';
 import { DEFAULT_SCOPES, missingScopes, normaliseScopes, type Scope } from './scopes.ts';
-import { maxRentalHours, remainingCents, type Token } from './token.ts';
+import { maxBurnCentsPerHour, maxRentalHours, remainingCents, type Token } from './token.ts';
 
 /** What a caller asks for when it issues a token; amounts already parsed to cents. */
 export interface TokenRequest {
@@ -9,6 +9,7 @@ export interface TokenRequest {
   scopes?: Scope[];
   spendLimitCents?: Cents;
   maxRentalHours?: number;
+  maxBurnCentsPerHour?: Cents;
   expiresAt?: Date;
   /** null asks for no timeout (refused under an issuer that has one); left out, the issuer's is inherited. */
   idleTimeoutMinutes?: number | null;
@@ -19,6 +20,7 @@ export interface TokenTerms {
   scopes: Scope[];
   spendLimitCents: Cents | null;
   maxRentalHours: number | null;
+  maxBurnCentsPerHour: Cents | null;
   expiresAt: Date | null;
   idleTimeoutMinutes: number | null;
 }
@@ -31,6 +33,9 @@ const checkBasics = (request: TokenRequest, now: Date): void => {
   }
   if (request.maxRentalHours !== undefined && !(Number.isInteger(request.maxRentalHours) && request.maxRentalHours >= 1)) {
     throw invalidInput(['body', 'max_rental_hours'], 'must be a whole number of hours, at least 1');
+  }
+  if (request.maxBurnCentsPerHour !== undefined && !(request.maxBurnCentsPerHour > 0)) {
+    throw invalidInput(['body', 'max_burn_usd_per_hour'], 'must be greater than 0');
   }
   if (request.expiresAt !== undefined && request.expiresAt.getTime() <= now.getTime()) {
     throw invalidInput(['body', 'expires_at'], 'must be in the future');
@@ -62,6 +67,7 @@ export function rootTokenTerms(request: TokenRequest, now: Date): TokenTerms {
     scopes: normaliseScopes(request.scopes ?? DEFAULT_SCOPES),
     spendLimitCents: request.spendLimitCents ?? null,
     maxRentalHours: request.maxRentalHours ?? null,
+    maxBurnCentsPerHour: request.maxBurnCentsPerHour ?? null,
     expiresAt: request.expiresAt ?? null,
     idleTimeoutMinutes: request.idleTimeoutMinutes ?? null,
   };
@@ -69,7 +75,7 @@ export function rootTokenTerms(request: TokenRequest, now: Date): TokenTerms {
 
 /**
  * Terms of a token issued by another. The child never gets more than its issuer: its scopes are a
- * subset, its cap fits in what the issuer's chain has left, its hours and expiry are no longer.
+ * subset, its cap fits in what the issuer's chain has left, its hours, burn ceiling and expiry are no larger.
  * A limit the request leaves out is inherited from the issuer's chain.
  * `issuerChain` is the issuing token followed by its ancestors.
  */
@@ -102,6 +108,12 @@ export function childTokenTerms(issuerChain: readonly Token[], request: TokenReq
     throw invalidInput(['body', 'max_rental_hours'], `exceeds the issuing token's max_rental_hours of ${hoursLimit}`);
   }
 
+  const burnLimit = maxBurnCentsPerHour(issuerChain);
+  const burn = request.maxBurnCentsPerHour ?? burnLimit;
+  if (burnLimit !== null && burn !== null && burn > burnLimit) {
+    throw invalidInput(['body', 'max_burn_usd_per_hour'], `exceeds the issuing token's max_burn_usd_per_hour of ${formatUsd(burnLimit)}`);
+  }
+
   const expiresAt = request.expiresAt ?? issuer.expiresAt;
   if (issuer.expiresAt !== null && expiresAt !== null && expiresAt.getTime() > issuer.expiresAt.getTime()) {
     throw invalidInput(
@@ -111,5 +123,5 @@ export function childTokenTerms(issuerChain: readonly Token[], request: TokenReq
   }
 
   const idleTimeoutMinutes = childIdleTimeout(issuer, request.idleTimeoutMinutes);
-  return { name: request.name ?? null, scopes, spendLimitCents, maxRentalHours: hours, expiresAt, idleTimeoutMinutes };
+  return { name: request.name ?? null, scopes, spendLimitCents, maxRentalHours: hours, maxBurnCentsPerHour: burn, expiresAt, idleTimeoutMinutes };
 }

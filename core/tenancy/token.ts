@@ -15,6 +15,8 @@ export interface Token {
   /** Commitments made through this token and every token it issued, directly or not. */
   committedCents: Cents;
   maxRentalHours: number | null;
+  /** The most the live machines and volumes under this token (and its descendants) may cost an hour; null = none. */
+  maxBurnCentsPerHour: Cents | null;
   expiresAt: Date | null;
   /** The token that issued this one; null for a tenant's root tokens. */
   parentId: string | null;
@@ -61,6 +63,10 @@ export const maxRentalHours = (chain: readonly Token[]): number | null =>
     null,
   );
 
+/** The tightest burn ceiling along a chain, or null when none carries one. */
+export const maxBurnCentsPerHour = (chain: readonly Token[]): Cents | null =>
+  chain.reduce<Cents | null>((tightest, link) => (link.maxBurnCentsPerHour === null ? tightest : Math.min(tightest ?? link.maxBurnCentsPerHour, link.maxBurnCentsPerHour)), null);
+
 /** Whether `caller` may see and revoke `target`: itself, anything it issued, or anything at all for a root token. */
 export const administers = (caller: Token, target: Token): boolean =>
   caller.tenantId === target.tenantId &&
@@ -68,8 +74,8 @@ export const administers = (caller: Token, target: Token): boolean =>
 
 /**
  * Whether a token may link a person into its tenant (docs/decisions.md, "Linking people"): a console session
- * (a person already in the tenant), or a root credential, meaning `manage` and no cap, no max_rental_hours and
- * no expiry on the token or on any ancestor. A person linked in gets sessions with every scope and no cap, so
+ * (a person already in the tenant), or a root credential, meaning `manage` and no cap, no max_rental_hours, no
+ * burn ceiling and no expiry on the token or on any ancestor. A person linked in gets sessions with every scope and no cap, so
  * only a credential that could already do everything may bring one in; an agent's limited token never can.
  * `chain` holds the token first, then its ancestors.
  */
@@ -77,5 +83,5 @@ export const linksPeople = (chain: readonly Token[]): boolean => {
   const token = chain[0];
   if (!token) return false;
   if (token.kind === 'session') return true;
-  return token.scopes.includes('manage') && chain.every((link) => link.spendLimitCents === null && link.maxRentalHours === null && link.expiresAt === null);
+  return token.scopes.includes('manage') && chain.every((link) => link.spendLimitCents === null && link.maxRentalHours === null && link.maxBurnCentsPerHour === null && link.expiresAt === null);
 };

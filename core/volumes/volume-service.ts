@@ -125,6 +125,7 @@ export class VolumeService {
           hoursField: ['body', 'hours'],
           commitmentCents: volume.commitmentCents,
           commitmentFor: `${rate} cents an hour of storage x ${request.hours} hours`,
+          burnCentsPerHour: rate,
         },
         now,
         account,

@@ -136,7 +136,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling token: scopes, spend cap and what remains of it, idle timeout and deadline
+         * The calling token: scopes, spend cap and what remains of it, burn ceiling and burn, idle timeout and deadline
          * @description Any valid bearer token.
          */
         get: operations["getTokenSelf"];
@@ -1737,6 +1737,11 @@ export interface components {
             spend_limit_usd?: number | string;
             max_rental_hours?: number;
             /**
+             * @description The most the live machines and volumes rented under this token (and its children) may cost together an hour; > 0. Left out: the issuer's.
+             * @example 5.00
+             */
+            max_burn_usd_per_hour?: number | string;
+            /**
              * Format: date-time
              * @description Must be in the future.
              * @example 2026-12-01T09:00:00Z
@@ -2395,6 +2400,10 @@ export interface components {
             spend_limit_cents: number | null;
             committed_cents: number;
             max_rental_hours: number | null;
+            /** @description Its burn ceiling in cents an hour; null when none. */
+            max_burn_cents_per_hour: number | null;
+            /** @description What the live machines and volumes under it and its descendants cost an hour now. */
+            burn_cents_per_hour: number;
             expires_at: string | null;
             parent_id: string | null;
             /** Format: date-time */
@@ -2419,6 +2428,10 @@ export interface components {
             spend_limit_cents: number | null;
             committed_cents: number;
             max_rental_hours: number | null;
+            /** @description Its burn ceiling in cents an hour; null when none. */
+            max_burn_cents_per_hour: number | null;
+            /** @description What the live machines and volumes under it and its descendants cost an hour now. */
+            burn_cents_per_hour: number;
             expires_at: string | null;
             parent_id: string | null;
             /** Format: date-time */
@@ -2441,6 +2454,10 @@ export interface components {
             spend_limit_cents: number | null;
             committed_cents: number;
             max_rental_hours: number | null;
+            /** @description Its burn ceiling in cents an hour; null when none. */
+            max_burn_cents_per_hour: number | null;
+            /** @description What the live machines and volumes under it and its descendants cost an hour now. */
+            burn_cents_per_hour: number;
             expires_at: string | null;
             parent_id: string | null;
             /** Format: date-time */
@@ -2454,6 +2471,8 @@ export interface components {
             /** @description What may still be committed: the smallest remaining cap along the token's chain; null when uncapped. */
             remaining_cents: number | null;
             effective_max_rental_hours: number | null;
+            /** @description What may still be added an hour: the least any burn ceiling along the token's chain leaves; null when none has one. */
+            burn_left_cents_per_hour: number | null;
         };
         /**
          * @example {
@@ -3588,6 +3607,7 @@ export interface operations {
                  *       ],
                  *       "spend_limit_usd": "25.00",
                  *       "max_rental_hours": 8,
+                 *       "max_burn_usd_per_hour": "5.00",
                  *       "idle_timeout_minutes": 30
                  *     }
                  */

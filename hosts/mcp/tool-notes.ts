@@ -16,7 +16,7 @@ const NOTES: Record<string, ToolNote> = {
   rent_instance: {
     text:
       'Money: charges the first hour (rate_cents_per_hour) to the balance now, and the token\'s spend cap commits rate x termination_hours; ' +
-      'past the cap or the balance it fails (402) with nothing charged. Send a fresh idempotency_key per machine and the same key when you retry: ' +
+      'past the cap, a burn ceiling (max_burn_cents_per_hour; get_token_self says what is left) or the balance it fails (402) with nothing charged. Send a fresh idempotency_key per machine and the same key when you retry: ' +
       'a retry answers the machine rented the first time, never a second one. Pick node_id from search_gpus.',
     hints: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
     agentRequired: ['idempotency_key'],

@@ -12,7 +12,9 @@ import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
  * tokens, one at a time and in parallel bursts, between sweeps and clock moves. After every step:
  * - no capped token has committed more than its cap, and what everything made under it was charged is within what it
  *   committed (so charged + still committed never passes the cap);
- * - a tenant without funds has nothing that bills: no machine, no volume, no charge.
+ * - a tenant without funds has nothing that bills: no machine, no volume, no charge;
+ * - what the live machines and volumes made under a token with a burn ceiling cost an hour never passes it, and is
+ *   what the token shows as its burn (docs/decisions.md, "Burn ceilings").
  */
 const MINUTE = 60_000;
 let world: RentalWorld;
@@ -57,7 +59,7 @@ interface Real {
   keys: number;
 }
 
-async function tree(tenantId: string, root: string, rootId: string, shape: { cap: number | null; hours: number | null; parent: number }[]): Promise<Tenant> {
+async function tree(tenantId: string, root: string, rootId: string, shape: { cap: number | null; hours: number | null; burn: number | null; parent: number }[]): Promise<Tenant> {
   const tenant: Tenant = { tenantId, root, tokens: [{ secret: root, id: rootId, parent: -1 }], made: [] };
   for (const link of shape) {
     const parent = tenant.tokens[Math.min(link.parent, tenant.tokens.length - 1)]!;
@@ -67,6 +69,7 @@ async function tree(tenantId: string, root: string, rootId: string, shape: { cap
         scopes: ['read', 'rent', 'manage', 'billing'],
         ...(link.cap !== null && { spend_limit_usd: (link.cap / 100).toFixed(2) }),
         ...(link.hours !== null && { max_rental_hours: link.hours }),
+        ...(link.burn !== null && { max_burn_usd_per_hour: (link.burn / 100).toFixed(2) }),
       },
     });
     // a child asking for more than its parent has left is refused (422): the tree is what could be made
@@ -142,9 +145,31 @@ async function check(real: Real): Promise<void> {
       return usage.filter((r) => r.reference === made.id).reduce((sum, r) => sum + r.amount_cents, 0);
     };
     const inSubtree = (index: number, of: number): boolean => index === of || (index >= 0 && inSubtree(tenant.tokens[index]!.parent, of));
+    const volumes = new Map(((await api.call('GET', '/v1/volumes', { token: tenant.root })).body as any[]).map((v) => [v.id, v]));
+    // what a made thing burns an hour now: a machine whose billing has not ended, a volume not deleted or failed
+    const burns = (made: Tenant['made'][number]): number => {
+      const machineId = made.kind === 'rentInstance' ? made.id : made.kind === 'createReservation' ? reservations.get(made.id)!.instance_id : made.kind === 'createSpotClaim' ? claims.get(made.id)!.instance_id : null;
+      if (machineId) {
+        const machine = instances.get(machineId)!;
+        return ['provisioning', 'running', 'rebooting'].includes(machine.status) ? machine.rate_cents_per_hour : 0;
+      }
+      const volume = made.kind === 'createVolume' ? volumes.get(made.id) : undefined;
+      if (!volume || !['creating', 'available', 'attached'].includes(volume.status)) return 0;
+      // size x the exact GB-hour price, in cents rounded up once
+      const [whole, fraction = ''] = (volume.price_per_gb_hour_usd as string).split('.');
+      const micros = BigInt(whole!) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+      return Number((BigInt(volume.size_gb) * micros + 9_999n) / 10_000n);
+    };
+    // read again after: nothing was asked for meanwhile, so what burns can only have fallen since the first read
+    const tokensAfter = new Map(((await api.call('GET', '/v1/tokens', { token: tenant.root })).body as any[]).map((t) => [t.id, t]));
     tenant.tokens.forEach((token, index) => {
       const row = tokens.get(token.id);
-      if (!row || row.spend_limit_cents === null) return;
+      if (!row) return;
+      const burning = tenant.made.filter((m) => inSubtree(m.token, index)).reduce((sum, m) => sum + burns(m), 0);
+      expect(burning, `token ${index} shows a burn unlike what runs under it`).toBeLessThanOrEqual(row.burn_cents_per_hour);
+      expect(burning, `token ${index} shows a burn unlike what runs under it`).toBeGreaterThanOrEqual(tokensAfter.get(token.id).burn_cents_per_hour);
+      if (row.max_burn_cents_per_hour !== null) expect(row.burn_cents_per_hour, `token ${index} burns past its ceiling`).toBeLessThanOrEqual(row.max_burn_cents_per_hour);
+      if (row.spend_limit_cents === null) return;
       expect(row.committed_cents, `token ${index} committed beyond its cap`).toBeLessThanOrEqual(row.spend_limit_cents);
       const spent = tenant.made.filter((m) => inSubtree(m.token, index)).reduce((sum, m) => sum + charged(m), 0);
       expect(spent, `what was made under token ${index} was charged beyond what it committed`).toBeLessThanOrEqual(row.committed_cents);
@@ -220,7 +245,12 @@ const commands = [
 ];
 
 const treeShape = fc.array(
-  fc.record({ cap: fc.option(fc.integer({ min: 5, max: 3_000 }), { nil: null, freq: 4 }), hours: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }), parent: fc.nat({ max: 6 }) }),
+  fc.record({
+    cap: fc.option(fc.integer({ min: 5, max: 3_000 }), { nil: null, freq: 4 }),
+    hours: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }),
+    burn: fc.option(fc.integer({ min: 20, max: 500 }), { nil: null, freq: 2 }),
+    parent: fc.nat({ max: 6 }),
+  }),
   { minLength: 1, maxLength: 6 },
 );
 
@@ -230,7 +260,7 @@ describe('the spend gate under random capped token trees, parallel requests and 
     expect([...operations.values()].every(Boolean)).toBe(true);
   });
 
-  it('never lets a token commit or be charged past its cap, and gives a tenant without funds nothing that bills', async () => {
+  it('never lets a token commit or be charged past its cap, nor burn past its ceiling, and gives a tenant without funds nothing that bills', async () => {
     await fc.assert(
       fc.asyncProperty(treeShape, treeShape, fc.integer({ min: 0, max: 4_000 }), fc.commands(commands, { maxCommands: 14 }), async (fundedShape, brokeShape, credit, cmds) => {
         const funded = credit > 0 ? await world.fundedTenant((credit / 100).toFixed(2)) : await world.api.newTenant();

@@ -303,18 +303,20 @@ describe('the console', () => {
     await check('billing');
   });
 
-  it('creates a capped agent token with an idle timeout, shown once, listed with what remains of its cap and its idle deadline', async () => {
+  it('creates a capped agent token with a burn ceiling and an idle timeout, shown once, listed with what remains of its cap, what it burns and its idle deadline', async () => {
     await page.getByRole('link', { name: 'Tokens' }).click();
     await page.getByLabel('Name', { exact: true }).fill('agent');
     await page.getByLabel('Spend cap (USD)').fill('5.00');
     await page.getByLabel('Max rental hours').fill('2');
     await page.getByLabel('Idle timeout (minutes)').fill('30');
+    await page.getByLabel('Burn ceiling (USD an hour)').fill('3.00');
     await page.getByRole('button', { name: 'Create token' }).click();
     const secret = (await page.locator('.shown-once code').textContent())!;
     expect(secret).toMatch(/^gcp_tok_/);
     const self = await api.call('GET', '/v1/tokens/self', { token: secret });
-    expect(self.body).toMatchObject({ name: 'agent', spend_limit_cents: 500, max_rental_hours: 2, scopes: ['read', 'rent'], idle_timeout_minutes: 30 });
+    expect(self.body).toMatchObject({ name: 'agent', spend_limit_cents: 500, max_rental_hours: 2, max_burn_cents_per_hour: 300, scopes: ['read', 'rent'], idle_timeout_minutes: 30 });
     await expect.poll(() => page.locator('tr', { hasText: 'agent' }).textContent()).toContain('$5.00');
+    await expect.poll(() => page.locator('tr', { hasText: 'agent' }).textContent()).toContain('$0.00 of $3.00');
     expect(await page.locator('tr', { hasText: 'agent' }).textContent()).toContain('after 30 min idle');
     await check('tokens');
     await page.getByRole('button', { name: 'I have copied it' }).click();

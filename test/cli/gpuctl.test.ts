@@ -340,18 +340,19 @@ describe('billing', () => {
 
 describe('tokens', () => {
   it('create with scopes and caps prints the secret once; ls; revoke; the revoked token exits 3', async () => {
-    const created = await cli.run(['tokens', 'create', '--name', 'agent', '--scopes', 'read,rent', '--spend-limit', '25', '--max-hours', '8', '--expires', '30d', '--idle-timeout', '2h', '--json']);
+    const created = await cli.run(['tokens', 'create', '--name', 'agent', '--scopes', 'read,rent', '--spend-limit', '25', '--max-hours', '8', '--max-burn', '5', '--expires', '30d', '--idle-timeout', '2h', '--json']);
     expect(created.code, created.stderr).toBe(0);
     const token = json(created.stdout) as { id: string; token: string; scopes: string[]; spend_limit_cents: number; max_rental_hours: number; expires_at: string };
-    expect(token).toMatchObject({ scopes: ['read', 'rent'], spend_limit_cents: 2500, max_rental_hours: 8, idle_timeout_minutes: 120 });
+    expect(token).toMatchObject({ scopes: ['read', 'rent'], spend_limit_cents: 2500, max_rental_hours: 8, max_burn_cents_per_hour: 500, burn_cents_per_hour: 0, idle_timeout_minutes: 120 });
     expect(Date.parse(token.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
     const ls = await cli.run(['tokens', 'ls']);
-    expect(ls.stdout).toMatch(new RegExp(`${token.id}\\s+agent\\s+api\\s+read,rent\\s+\\$25\\.00\\s+\\$0\\.00\\s+8`));
+    expect(ls.stdout).toMatch(new RegExp(`${token.id}\\s+agent\\s+api\\s+read,rent\\s+\\$25\\.00\\s+\\$0\\.00\\s+8\\s+\\$0\\.00 of \\$5\\.00`));
     expect(json((await cli.run(['tokens', 'ls', '--json'])).stdout)).toEqual(await api('GET', '/v1/tokens'));
 
     const whoami = await cli.run(['whoami'], { env: { GPUCTL_TOKEN: token.token } });
     expect(whoami.stdout).toMatch(/^spend cap:\s+\$25\.00 \(\$0\.00 committed\)$/m);
+    expect(whoami.stdout).toMatch(/^burn:\s+\$0\.00 an hour of \$5\.00 \(\$5\.00 left\)$/m);
     const forbidden = await cli.run(['tokens', 'create'], { env: { GPUCTL_TOKEN: token.token } });
     expect(forbidden.code, forbidden.stderr).toBe(3);
 

@@ -15,6 +15,7 @@ const tokenFor = (tenantId: string, over: Partial<Token> = {}): Token => ({
   spendLimitCents: null,
   committedCents: 0,
   maxRentalHours: null,
+  maxBurnCentsPerHour: null,
   expiresAt: null,
   parentId: null,
   ancestorIds: [],
@@ -94,6 +95,7 @@ export function storageContract(name: string, open: () => Promise<{ storage: Sto
         spendLimitCents: 9_007_199_254_740,
         committedCents: 12_345,
         maxRentalHours: 48,
+        maxBurnCentsPerHour: 500,
         expiresAt: at('2027-01-01T00:00:00Z'),
       });
       await storage.transaction((uow) => uow.tokens.add(token));

@@ -16,6 +16,7 @@ const token = (terms: Partial<Token>, i: number): Token => ({
   spendLimitCents: null,
   committedCents: 0,
   maxRentalHours: null,
+  maxBurnCentsPerHour: null,
   expiresAt: null,
   parentId: null,
   ancestorIds: [],
@@ -32,15 +33,16 @@ const terms = fc.record({
   scopes: fc.subarray([...SCOPES] as Scope[]),
   spendLimitCents: fc.option(fc.integer({ min: 1, max: 1_000_000 }), { nil: null }),
   maxRentalHours: fc.option(fc.integer({ min: 1, max: 1000 }), { nil: null }),
+  maxBurnCentsPerHour: fc.option(fc.integer({ min: 1, max: 100_000 }), { nil: null, freq: 3 }),
   expiresAt: fc.option(fc.date({ min: new Date('2026-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }), { nil: null }),
 });
 
 describe('linksPeople', () => {
-  it('an API token links people exactly when it has manage and no cap, no hours and no expiry anywhere in its chain', () => {
+  it('an API token links people exactly when it has manage and no cap, no hours, no burn ceiling and no expiry anywhere in its chain', () => {
     fc.assert(
       fc.property(fc.array(terms, { minLength: 1, maxLength: 5 }), (chainTerms) => {
         const chain = chainTerms.map((t, i) => token(t, i));
-        const unlimited = chain.every((t) => t.spendLimitCents === null && t.maxRentalHours === null && t.expiresAt === null);
+        const unlimited = chain.every((t) => t.spendLimitCents === null && t.maxRentalHours === null && t.maxBurnCentsPerHour === null && t.expiresAt === null);
         expect(linksPeople(chain)).toBe(chain[0]!.scopes.includes('manage') && unlimited);
       }),
     );

@@ -12,6 +12,7 @@ export const TokenEntity = defineEntity({
     spendLimitCents: p.bigint('number').nullable(),
     committedCents: p.bigint('number').default(0),
     maxRentalHours: p.integer().nullable(),
+    maxBurnCentsPerHour: p.bigint('number').nullable(),
     expiresAt: p.datetime().columnType('timestamptz').nullable(),
     parentId: p.string().columnType('text').nullable(),
     ancestorIds: p.array().columnType('text[]'),

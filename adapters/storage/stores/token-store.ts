@@ -3,7 +3,7 @@ import type { TokenStore } from '../../../core/ports/storage.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
 import type { Token, TokenKind } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
-import { textArray } from './sql-rows.ts';
+import { num, textArray } from './sql-rows.ts';
 
 type TokenRow = InferEntity<typeof TokenEntity>;
 
@@ -16,6 +16,7 @@ const toToken = (row: TokenRow): Token => ({
   spendLimitCents: row.spendLimitCents ?? null,
   committedCents: row.committedCents ?? 0,
   maxRentalHours: row.maxRentalHours ?? null,
+  maxBurnCentsPerHour: row.maxBurnCentsPerHour ?? null,
   expiresAt: row.expiresAt ?? null,
   parentId: row.parentId ?? null,
   ancestorIds: row.ancestorIds,
@@ -78,6 +79,27 @@ export class MikroTokenStore implements TokenStore {
        update tokens t set committed_cents = greatest(0, t.committed_cents + ?) from chain where t.id = chain.id`,
       [tokenId, tokenId, cents],
     );
+  }
+
+  async burnCentsPerHour(tenantId: string, tokenIds: readonly string[]): Promise<Map<string, number>> {
+    if (tokenIds.length === 0) return new Map();
+    // what burns in the tenant (the partial indexes hold only machines and volumes that bill), summed by token and
+    // lifted to each ancestor through the stored ancestor_ids: one pass whatever the number of tokens asked about.
+    // A volume's rate is storageCentsPerHour: size x GB-hour price, rounded up to the cent once, exact in numeric
+    const rows = await this.em.execute<{ id: string; cents: string }[]>(
+      `with burning as (
+         select token_id, rate_cents_per_hour::numeric as cents from instances
+          where tenant_id = ? and status in ('provisioning', 'running', 'rebooting')
+         union all
+         select token_id, ceil(size_gb * price_usd_per_gb_hour::numeric * 100) from volumes
+          where tenant_id = ? and token_id is not null and status in ('creating', 'available', 'attached')
+       ),
+       by_token as (select t.id, t.ancestor_ids, sum(b.cents) as cents from burning b join tokens t on t.id = b.token_id group by t.id),
+       lifted as (select id, cents from by_token union all select a.id, t.cents from by_token t cross join unnest(t.ancestor_ids) as a(id))
+       select c.id, coalesce(sum(l.cents), 0)::text as cents from unnest(?::text[]) as c(id) left join lifted l on l.id = c.id group by c.id`,
+      [tenantId, tenantId, textArray(tokenIds)],
+    );
+    return new Map(rows.map((row) => [row.id, num(row.cents)]));
   }
 
   async revokeSubtree(tenantId: string, tokenId: string, at: Date): Promise<string[]> {

@@ -144,6 +144,7 @@ export function registerAuth(program: Command): void {
           ['spend cap', self.spend_limit_cents === null ? 'none' : `${money(self.spend_limit_cents)} (${money(self.committed_cents)} committed)`],
           ['remaining', self.remaining_cents === null ? 'uncapped' : money(self.remaining_cents)],
           ['max hours', self.effective_max_rental_hours ?? 'none'],
+          ['burn', `${money(self.burn_cents_per_hour)} an hour${self.max_burn_cents_per_hour === null ? '' : ` of ${money(self.max_burn_cents_per_hour)}`}${self.burn_left_cents_per_hour === null ? '' : ` (${money(self.burn_left_cents_per_hour)} left)`}`],
           ['expires', self.expires_at ? `${relative(self.expires_at)} (${self.expires_at})` : 'never'],
         ]),
       );

@@ -51,12 +51,13 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       body: TokenCreate,
       responses: [{ status: 201, description: 'Created; `token` is shown once', schema: TokenCreatedOut }],
       async handle({ body, caller }) {
-        const { tenant_id, bootstrap_secret, name, scopes, spend_limit_usd, max_rental_hours, expires_at, idle_timeout_minutes } = body;
+        const { tenant_id, bootstrap_secret, name, scopes, spend_limit_usd, max_rental_hours, max_burn_usd_per_hour, expires_at, idle_timeout_minutes } = body;
         const request = {
           name: name ?? null,
           ...(scopes && { scopes }),
           ...(spend_limit_usd !== undefined && { spendLimitCents: spend_limit_usd }),
           ...(max_rental_hours !== undefined && { maxRentalHours: max_rental_hours }),
+          ...(max_burn_usd_per_hour !== undefined && { maxBurnCentsPerHour: max_burn_usd_per_hour }),
           ...(expires_at && { expiresAt: expires_at }),
           ...(idle_timeout_minutes !== undefined && { idleTimeoutMinutes: idle_timeout_minutes }),
         };
@@ -72,7 +73,8 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
           }
           issued = await tenancy.issueToken({ kind: 'bootstrap', tenantId: tenant_id, secret: bootstrap_secret }, request);
         }
-        return { status: 201, body: { ...tokenOut(issued.token), token: issued.secret } };
+        // nothing runs under a token just made
+        return { status: 201, body: { ...tokenOut(issued.token, 0), token: issued.secret } };
       },
     }),
     defineRoute({
@@ -85,14 +87,14 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       responses: [{ status: 200, description: 'Tokens, oldest first', schema: z.array(TokenOut) }],
       async handle({ caller }) {
         const tokens = await tenancy.listTokens(caller!);
-        return { status: 200, body: tokens.map(tokenOut) };
+        return { status: 200, body: tokens.map((listed) => tokenOut(listed.token, listed.burnCentsPerHour)) };
       },
     }),
     defineRoute({
       method: 'get',
       path: '/v1/tokens/self',
       operationId: 'getTokenSelf',
-      summary: 'The calling token: scopes, spend cap and what remains of it, idle timeout and deadline',
+      summary: 'The calling token: scopes, spend cap and what remains of it, burn ceiling and burn, idle timeout and deadline',
       tags: ['tokens'],
       access: { kind: 'bearer', scope: null },
       responses: [{ status: 200, description: 'The calling token', schema: TokenSelfOut }],

@@ -28,6 +28,9 @@ export const TokenCreate = z
     scopes: z.array(scope).min(1).optional().meta({ description: 'Default ["read"]; a subset of the caller\'s scopes.' }),
     spend_limit_usd: usdAmount().optional().meta({ description: 'Cap on what rentals through this token (and its children) may commit; > 0.' }),
     max_rental_hours: z.int().min(1).max(100_000).optional(),
+    max_burn_usd_per_hour: usdAmount({}, '5.00')
+      .optional()
+      .meta({ description: 'The most the live machines and volumes rented under this token (and its children) may cost together an hour; > 0. Left out: the issuer\'s.' }),
     expires_at: dateTime().optional().meta({ description: 'Must be in the future.' }),
     idle_timeout_minutes: z.int().min(5).max(1440).nullable().optional().meta({
       description:
@@ -37,7 +40,7 @@ export const TokenCreate = z
   .meta({
     id: 'TokenCreate',
     examples: [
-      { name: 'agent', scopes: ['read', 'rent'], spend_limit_usd: '25.00', max_rental_hours: 8, idle_timeout_minutes: 30 },
+      { name: 'agent', scopes: ['read', 'rent'], spend_limit_usd: '25.00', max_rental_hours: 8, max_burn_usd_per_hour: '5.00', idle_timeout_minutes: 30 },
       { tenant_id: exampleId('ten'), bootstrap_secret: 'gcp_boot_9q4m2xk7c3rwh8vt', scopes: ['read', 'rent', 'manage', 'billing'] },
     ],
   });
@@ -50,6 +53,8 @@ const tokenFields = {
   spend_limit_cents: z.int().nullable(),
   committed_cents: z.int(),
   max_rental_hours: z.int().nullable(),
+  max_burn_cents_per_hour: z.int().nullable().meta({ description: 'Its burn ceiling in cents an hour; null when none.' }),
+  burn_cents_per_hour: z.int().meta({ description: 'What the live machines and volumes under it and its descendants cost an hour now.' }),
   expires_at: dateTimeOut().nullable(),
   parent_id: z.string().nullable(),
   created_at: dateTimeOut(),
@@ -72,6 +77,7 @@ export const TokenSelfOut = z
     tenant_id: z.string(),
     remaining_cents: z.int().nullable().meta({ description: 'What may still be committed: the smallest remaining cap along the token\'s chain; null when uncapped.' }),
     effective_max_rental_hours: z.int().nullable(),
+    burn_left_cents_per_hour: z.int().nullable().meta({ description: 'What may still be added an hour: the least any burn ceiling along the token\'s chain leaves; null when none has one.' }),
   })
   .meta({ id: 'TokenSelfOut' });
 
@@ -82,7 +88,7 @@ export const TokenHeartbeatOut = z
   .meta({ id: 'TokenHeartbeatOut', examples: [{ idle_timeout_minutes: 30, idle_deadline_at: '2026-11-21T12:30:00.000Z' }] });
 
 
-export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
+export const tokenOut = (token: Token, burnCentsPerHour: number): z.input<typeof TokenOut> => ({
   id: token.id,
   kind: token.kind,
   name: token.name,
@@ -90,6 +96,8 @@ export const tokenOut = (token: Token): z.input<typeof TokenOut> => ({
   spend_limit_cents: token.spendLimitCents,
   committed_cents: token.committedCents,
   max_rental_hours: token.maxRentalHours,
+  max_burn_cents_per_hour: token.maxBurnCentsPerHour,
+  burn_cents_per_hour: burnCentsPerHour,
   expires_at: isoOrNull(token.expiresAt),
   parent_id: token.parentId,
   created_at: token.createdAt.toISOString(),
@@ -103,8 +111,9 @@ export const tokenHeartbeatOut = (token: Token): z.input<typeof TokenHeartbeatOu
 });
 
 export const tokenSelfOut = (view: TokenView): z.input<typeof TokenSelfOut> => ({
-  ...tokenOut(view.token),
+  ...tokenOut(view.token, view.burnCentsPerHour),
   tenant_id: view.token.tenantId,
   remaining_cents: view.remainingCents,
   effective_max_rental_hours: view.effectiveMaxRentalHours,
+  burn_left_cents_per_hour: view.burnLeftCentsPerHour,
 });

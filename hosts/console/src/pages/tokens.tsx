@@ -19,7 +19,7 @@ export function TokensPage() {
   return (
     <section>
       <h1>Tokens</h1>
-      <p>Hand an agent a token with a spend cap: it cannot commit more than the cap, whatever it does.</p>
+      <p>Hand an agent a token with a spend cap and a burn ceiling: it cannot commit more than the cap, nor run more an hour than the ceiling, whatever it does.</p>
       <CreateToken
         onCreated={(t) => {
           setCreated(t);
@@ -56,6 +56,9 @@ export function TokensPage() {
                   Remaining
                 </th>
                 <th scope="col">Max hours</th>
+                <th scope="col" class="num">
+                  Burn / hour
+                </th>
                 <th scope="col">Expires</th>
                 <th scope="col">Idle deadline</th>
                 <th scope="col">
@@ -77,6 +80,10 @@ export function TokensPage() {
                     <td class="num">{t.spend_limit_cents === null ? 'none' : usd(t.spend_limit_cents)}</td>
                     <td class="num">{t.spend_limit_cents === null ? '—' : usd(Math.max(0, t.spend_limit_cents - t.committed_cents))}</td>
                     <td>{t.max_rental_hours ?? '—'}</td>
+                    <td class="num">
+                      {usd(t.burn_cents_per_hour)}
+                      {t.max_burn_cents_per_hour !== null && <small> of {usd(t.max_burn_cents_per_hour)}</small>}
+                    </td>
                     <td>
                       <Time iso={t.expires_at} />
                     </td>
@@ -117,6 +124,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
   const [scopes, setScopes] = useState<Scope[]>(['read', 'rent']);
   const [cap, setCap] = useState('');
   const [hours, setHours] = useState('');
+  const [burn, setBurn] = useState('');
   const [expires, setExpires] = useState('');
   const [idle, setIdle] = useState('');
   const [busy, setBusy] = useState(false);
@@ -125,6 +133,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
     event.preventDefault();
     if (cap && !DOLLARS.test(cap.trim())) return setError('The spend cap is dollars and cents, e.g. 25 or 25.50.');
     if (idle.trim() && !/^\d+$/.test(idle.trim())) return setError('The idle timeout is whole minutes, from 5 to 1440.');
+    if (burn && !DOLLARS.test(burn.trim())) return setError('The burn ceiling is dollars and cents an hour, e.g. 5 or 5.50.');
     setBusy(true);
     setError(null);
     const answer = await run(
@@ -134,6 +143,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
           ...(name.trim() && { name: name.trim() }),
           ...(cap.trim() && { spend_limit_usd: cap.trim() }),
           ...(hours.trim() && { max_rental_hours: Number(hours) }),
+          ...(burn.trim() && { max_burn_usd_per_hour: burn.trim() }),
           ...(expires && { expires_at: new Date(expires).toISOString() }),
           ...(idle.trim() && { idle_timeout_minutes: Number(idle) }),
         },
@@ -144,6 +154,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
     setName('');
     setCap('');
     setHours('');
+    setBurn('');
     setExpires('');
     setIdle('');
     onCreated(answer.data);
@@ -163,6 +174,7 @@ function CreateToken({ onCreated }: { onCreated: (t: TokenCreated) => void }) {
       </fieldset>
       <Input label="Spend cap (USD)" hint="spend_limit_usd: the most it may commit, e.g. 25.00" inputMode="decimal" value={cap} onInput={setCap} />
       <Input label="Max rental hours" hint="max_rental_hours: the longest shutdown window it may set" type="number" min="1" value={hours} onInput={setHours} />
+      <Input label="Burn ceiling (USD an hour)" hint="max_burn_usd_per_hour: the most its machines and volumes may cost together an hour, e.g. 5.00" inputMode="decimal" value={burn} onInput={setBurn} />
       <Input label="Expires at" hint="expires_at, in your time zone (empty: never)" type="datetime-local" value={expires} onInput={setExpires} />
       <Input
         label="Idle timeout (minutes)"
