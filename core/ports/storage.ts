@@ -13,6 +13,7 @@ import type { ReservationStore } from './reservation-storage.ts';
 import type { EventOutbox } from './event-outbox.ts';
 import type { WebhookStore } from './webhook-storage.ts';
 import type { SpotClaimStore } from './spot-claim-storage.ts';
+import type { RecoveryStore } from './recovery-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -66,6 +67,7 @@ export interface UnitOfWork {
   events: EventOutbox;
   webhooks: WebhookStore;
   spotClaims: SpotClaimStore;
+  recoveries: RecoveryStore;
 }
 
 export interface AutoRechargeStore {
@@ -103,7 +105,7 @@ export interface SweepStore {
   markSeen(instanceIds: readonly string[], at: Date): Promise<void>;
   /**
    * Since when the oldest start that is due waits to be taken: the earliest starts_at of a scheduled reservation
-   * due by `now`, or the creation of a pending spot claim never tried yet; null when none waits.
+   * due by `now`, the creation of a pending spot claim never tried yet, or when a machine to recover was found lost; null when none waits.
    */
   oldestDueStart(now: Date): Promise<Date | null>;
 }

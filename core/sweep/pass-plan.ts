@@ -13,6 +13,7 @@ import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
 import { reconcileVolumes } from './steps/reconcile-volumes.ts';
 import { removals } from './steps/removals.ts';
+import { recoveries, type RecoveryStarts } from './steps/recoveries.ts';
 import { reservations, type ReservationStarts } from './steps/reservations.ts';
 import { settleCheckouts, type CheckoutCatchUp } from './steps/settle-checkouts.ts';
 import { spotClaims, type SpotClaimPass } from './steps/spot-claims.ts';
@@ -33,6 +34,7 @@ export interface SweepParts {
   balanceAlerts: LowBalanceAlerts;
   reservations: ReservationStarts;
   spotClaims: SpotClaimPass;
+  recoveries: RecoveryStarts;
   metrics: Metrics;
   provisioningDeadlineMs: number;
   defaultMaxBurnCentsPerHour: number | null;
@@ -77,6 +79,8 @@ export function passPlan(parts: SweepParts): PassPlan {
       reservations(parts.reservations),
       // after the reconcilers (preempted machines ended) and the removals (machines past ends_at)
       spotClaims(parts.spotClaims),
+      // after the reconcilers: they mark what is lost, preempted or failed; the replacements are rented here, no lock held
+      recoveries(parts.recoveries),
     ],
   };
 }

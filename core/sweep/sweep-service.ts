@@ -14,6 +14,7 @@ import type { SweepRentals } from './sweep-rentals.ts';
 import type { AutoRecharger } from './steps/auto-recharge.ts';
 import type { LowBalanceAlerts } from './steps/low-balances.ts';
 import type { ReservationStarts } from './steps/reservations.ts';
+import type { RecoveryStarts } from './steps/recoveries.ts';
 import type { CheckoutCatchUp } from './steps/settle-checkouts.ts';
 import type { SpotClaimPass } from './steps/spot-claims.ts';
 import type { UsageSettler } from './steps/usage.ts';
@@ -51,6 +52,7 @@ export class SweepService {
     reservations: ReservationStarts;
     balanceAlerts: LowBalanceAlerts;
     spotClaims: SpotClaimPass;
+    recoveries: RecoveryStarts;
     metrics?: Metrics;
     /** The deadlines every provider call goes through: the pass reports the calls they cut. */
     deadlines?: CallDeadlines;
