@@ -1058,7 +1058,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The instance's spot machine is taken back by the sandbox now
+         * The instance's machine is taken back by the sandbox now (a spot machine, or an on-demand host reclaimed)
          * @description Operator key in the X-Service-Operator-Key header.
          */
         post: operations["sandboxPreemptMachine"];
@@ -1790,6 +1790,17 @@ export interface components {
             ports?: number[];
             /** @description A shell script run once the machine is up, at most 64 kB. */
             startup_script?: string | null;
+            recovery?: components["schemas"]["RecoveryIn"];
+        };
+        /**
+         * @description Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate, under the token's cap and the same window end, with the same options (volumes only at the same provider and region).
+         * @example {
+         *       "max_attempts": 3
+         *     }
+         */
+        RecoveryIn: {
+            /** @description Replacements rented at most, one after each loss (1-10). */
+            max_attempts: number;
         };
         ScheduleRemovalRequest: {
             /**
@@ -2068,7 +2079,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
-            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked")[];
+            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "instance.recovered" | "instance.recovery_failed" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked")[];
             description?: string;
         };
         SpotClaimCreate: {
@@ -2652,6 +2663,10 @@ export interface components {
             spot_claims_rented: number;
             /** @description Spot claims whose hours ended (their machine removed). */
             spot_claims_expired: number;
+            /** @description Replacements rented for machines with managed recovery that were lost, preempted or failed at their provider. */
+            machines_recovered: number;
+            /** @description Machines with managed recovery that could not be replaced (see their recovery.failure). */
+            recoveries_failed: number;
             auto_recharge: {
                 attempted: number;
                 succeeded: number;
@@ -2665,7 +2680,7 @@ export interface components {
             lock_lost: boolean;
             /** @description Each step that ran, in real time: the money steps first, then the starts. */
             steps: {
-                /** @description `reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations` and `spot-claims` (side by side). */
+                /** @description `reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations`, `spot-claims` and `recoveries` (side by side). */
                 name: string;
                 /** @description Real milliseconds into the pass when the step began. */
                 started_ms: number;
@@ -2718,6 +2733,29 @@ export interface components {
             ssh_key_id: string | null;
             volume_ids: string[];
             supported_operations: string[];
+            /** @description The instance this one replaced (managed recovery). */
+            replaces: string | null;
+            /** @description The instance rented to replace this one after it was lost, preempted or failed (managed recovery). */
+            replaced_by: string | null;
+            /** @description Its managed recovery; null when none was asked for. */
+            recovery: components["schemas"]["RecoveryOut"] | null;
+        };
+        /**
+         * @example {
+         *       "max_attempts": 3,
+         *       "attempts_left": 2,
+         *       "failure": null,
+         *       "left_volume_ids": []
+         *     }
+         */
+        RecoveryOut: {
+            max_attempts: number;
+            /** @description Replacements still allowed after this machine. */
+            attempts_left: number;
+            /** @description Why this machine was not replaced (no matching node within the rate or the cap, no attempts left...); it is not tried again. */
+            failure: string | null;
+            /** @description Volumes of the machine this one replaced that it did not take: they stay at their provider and region. */
+            left_volume_ids: string[];
         };
         SSHKeyOut: {
             id: string;
@@ -9528,7 +9566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The instance is not a live spot machine at the sandbox */
+            /** @description The instance has no live machine at the sandbox */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
