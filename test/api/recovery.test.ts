@@ -35,8 +35,8 @@ const matches = async (first: Node) =>
   );
 const used = new Set<string>();
 /** A node with a cheaper node like it elsewhere (so "cheapest" means something), not used by an earlier test. */
-async function firstNode(): Promise<Node> {
-  for (const node of (await world.offers((o) => o.rate >= 40 && o.rate <= 400)).reverse()) {
+async function firstNode(where: (node: Node) => boolean = () => true): Promise<Node> {
+  for (const node of (await world.offers((o) => o.rate >= 40 && o.rate <= 400 && where(o))).reverse()) {
     if (used.has(`${node.gpuType}x${node.gpuCount}`)) continue;
     const like = await matches(node);
     if (like.length >= 2 && like.length <= 4 && perGpuCents(like[0]!.rate, like[0]!.gpuCount) < perGpuCents(node.rate, node.gpuCount)) {
@@ -194,6 +194,25 @@ describe('managed recovery', () => {
     const lost = await instance(token, rented.id);
     expect(lost.recovery.failure).toMatch(/no (other )?node of .* at or under \d+ cents per GPU-hour now/);
     expect((await world.balance(token)).balance_cents).toBe(10_000 - node.rate);
+  });
+
+  it('takes the volumes along only to the same provider and region; else the replacement names them as left', async () => {
+    const { token } = await world.fundedTenant(100);
+    const regions = new Set((await world.sandbox.volumeOffers()).map((v) => v.region));
+    const node = await firstNode((o) => o.region !== null && regions.has(o.region));
+    const volume = await call('POST', '/v1/volumes', { token, body: { name: 'data', size_gb: 10, provider: 'sandbox', region: node.region } });
+    expect(volume.status, JSON.stringify(volume.body)).toBe(201);
+    world.clock.advance(30_000);
+    const { rented } = await rentRunning(token, node, { volume_ids: [volume.body.id], recovery: { max_attempts: 1 } });
+    expect(rented.volume_ids).toEqual([volume.body.id]);
+    await chaos('lose', rented.id);
+    world.clock.advance(5 * MINUTE);
+    expect(await sweep()).toMatchObject({ machines_recovered: 1 });
+    const next = await instance(token, (await instance(token, rented.id)).replaced_by);
+    const at = (await world.offers()).find((o) => o.id === next.node_id) ?? (await world.sandbox.listOffers()).find((o) => o.id === next.node_id)!;
+    if (at.region === node.region) expect([next.volume_ids, next.recovery.left_volume_ids]).toEqual([[volume.body.id], []]);
+    else expect([next.volume_ids, next.recovery.left_volume_ids]).toEqual([[], [volume.body.id]]);
+    expect((await machineOf(next.id))!.options.volumeIds.length).toBe(next.volume_ids.length);
   });
 
   it('rents one replacement whoever takes the recovery up: two runners and a sweep at once', async () => {
