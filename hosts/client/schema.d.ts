@@ -2692,7 +2692,7 @@ export interface components {
             calls_cut: number;
             /** @description Starts still waiting on their cloud when the pass budget ended; they finish by themselves. */
             starts_left_running: number;
-            /** @description At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried) has waited; null: none. */
+            /** @description At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried, a machine to recover) has waited; null: none. */
             oldest_due_start_seconds: number | null;
         };
         InstanceOut: {

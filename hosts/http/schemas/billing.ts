@@ -274,7 +274,7 @@ export const SweepOut = z
     oldest_due_start_seconds: z
       .int()
       .nullable()
-      .meta({ description: 'At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried) has waited; null: none.' }),
+      .meta({ description: 'At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried, a machine to recover) has waited; null: none.' }),
   })
   .meta({ id: 'SweepOut' });
 
