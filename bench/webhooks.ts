@@ -70,7 +70,7 @@ const instance = (id: string): Instance => ({
   gpuType: 'H100', gpuCount: 1, rateCentsPerHour: 100, createdAt: now, startedAt: null, paidUntil: new Date(now.getTime() + 3_600_000),
   removalScheduledAt: null, windowEndsAt: null, terminatedAt: null, machineId: null, sshHost: null, sshPort: null, idempotencyKey: null,
   requestDigest: 'x', chargedCents: 100, commitmentCents: 100, lastSeenAt: null, failure: null, launch: null, image: null, templateId: null,
-  sshKeyId: null, volumeIds: [], ledgerNote: null, minimumMinutes: 60, preemptedAt: null,
+  sshKeyId: null, volumeIds: [], ledgerNote: null, minimumMinutes: 60, preemptedAt: null, recovery: null,
 } as Instance);
 const ids = ['ins_benchevented', 'ins_benchplainxx'];
 await storage.transaction((uow) => uow.accounts.lock(tenant.id, now)); // instances belong to an account

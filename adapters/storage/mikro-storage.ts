@@ -32,6 +32,7 @@ import { EventedInstanceStore } from './stores/evented-instance-store.ts';
 import { MikroWebhookStore } from './stores/webhook-store.ts';
 import { MikroSpotClaimStore } from './stores/spot-claim-store.ts';
 import { MikroBudgetStore } from './stores/budget-store.ts';
+import { MikroRecoveryStore } from './stores/recovery-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -102,6 +103,7 @@ const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   webhooks: new MikroWebhookStore(em),
   spotClaims: new MikroSpotClaimStore(em),
   budgets: new MikroBudgetStore(em),
+  recoveries: new MikroRecoveryStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

@@ -155,6 +155,8 @@ export class Reconciler {
       await uow.accounts.lock(instance.tenantId, this.clock.now());
       const locked = await uow.instances.lock(instance.tenantId, instance.id);
       if (!locked || !BILLED.has(locked.status)) return false;
+      // the starts half of the pass rents its replacement, if it asked for one (docs/decisions.md, "Managed recovery")
+      await uow.recoveries.markDue(locked.id, this.clock.now());
       if (how === 'failed') {
         await this.rentals.endBilling(uow, locked, this.clock.now(), 'failed', 'the machine never started at the provider; the charge was refunded in full');
         return true;
@@ -178,6 +180,7 @@ export class Reconciler {
       const ended = await this.rentals.endBilling(uow, locked, locked.lastSeenAt ?? locked.createdAt, 'terminating', 'preempted: the provider took the spot machine back');
       const preempted: Instance = { ...ended, preemptedAt: now };
       await uow.instances.update(preempted);
+      await uow.recoveries.markDue(locked.id, now);
       return preempted;
     });
   }

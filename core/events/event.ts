@@ -4,6 +4,8 @@ export const EVENT_TYPES = [
   'instance.terminated',
   'instance.failed',
   'instance.preempted',
+  'instance.recovered',
+  'instance.recovery_failed',
   'balance.low',
   'breaker.tripped',
   'deposit.confirmed',

@@ -42,3 +42,30 @@ export function instanceEvents(before: InstanceBefore | null, after: Instance): 
   if (type) events.push({ tenantId: after.tenantId, type, data: instanceData(after), at: after.terminatedAt && type !== 'instance.running' ? after.terminatedAt : after.startedAt ?? after.createdAt });
   return events;
 }
+
+/**
+ * A managed recovery's outcome for the machine that ended (docs/decisions.md, "Managed recovery"): the replacement
+ * rented for it, or why none was.
+ */
+export function recoveryEvent(
+  lost: Instance,
+  outcome: { replacement: Instance; attemptsLeft: number; leftVolumeIds: string[] } | { failure: string; attemptsLeft: number },
+  at: Date,
+): NewEvent {
+  if ('failure' in outcome) {
+    return { tenantId: lost.tenantId, type: 'instance.recovery_failed', data: { ...instanceData(lost), recovery_failure: outcome.failure, attempts_left: outcome.attemptsLeft }, at };
+  }
+  const { replacement } = outcome;
+  return {
+    tenantId: lost.tenantId,
+    type: 'instance.recovered',
+    data: {
+      ...instanceData(lost),
+      replaced_by: replacement.id,
+      replacement: { instance_id: replacement.id, node_id: replacement.nodeId, provider: replacement.provider, rate_cents_per_hour: replacement.rateCentsPerHour },
+      attempts_left: outcome.attemptsLeft,
+      left_volume_ids: outcome.leftVolumeIds,
+    },
+    at,
+  };
+}

@@ -14,6 +14,7 @@ import type { EventOutbox } from './event-outbox.ts';
 import type { WebhookStore } from './webhook-storage.ts';
 import type { SpotClaimStore } from './spot-claim-storage.ts';
 import type { BudgetStore } from './budget-storage.ts';
+import type { RecoveryStore } from './recovery-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -68,6 +69,7 @@ export interface UnitOfWork {
   webhooks: WebhookStore;
   spotClaims: SpotClaimStore;
   budgets: BudgetStore;
+  recoveries: RecoveryStore;
 }
 
 /**
@@ -113,7 +115,7 @@ export interface SweepStore {
   markSeen(instanceIds: readonly string[], at: Date): Promise<void>;
   /**
    * Since when the oldest start that is due waits to be taken: the earliest starts_at of a scheduled reservation
-   * due by `now`, or the creation of a pending spot claim never tried yet; null when none waits.
+   * due by `now`, the creation of a pending spot claim never tried yet, or when a machine to recover was found lost; null when none waits.
    */
   oldestDueStart(now: Date): Promise<Date | null>;
 }

@@ -3,12 +3,24 @@ import { postEntry } from '../billing/ledger.ts';
 import { notFound } from '../errors.ts';
 import type { Quote } from '../market/node-chooser.ts';
 import type { Cents } from '../money.ts';
+import { firstRecovery, recoveryView } from '../recovery/recovery.ts';
 import { admitSpend } from '../spending/spend-gate.ts';
 import type { Token } from '../tenancy/token.ts';
 import { HOUR_MS, type RentalsContext } from './context.ts';
 import { INSTANCE_ID_PREFIX, ledgerDescription, type Instance } from './instance.ts';
 import type { Adoption, Rented, RentRequest } from './rent-request.ts';
 import type { ResolvedOptions } from './rental-options.ts';
+
+/** What a replacement asks again: the rental's options as sent (a template's and a saved image's read anew then). */
+const recoveryOptionsOf = (r: RentRequest) => ({
+  sshPublicKey: r.sshPublicKey,
+  sshKeyId: r.sshKeyId,
+  imageId: r.imageId,
+  templateId: r.templateId,
+  env: r.env,
+  ports: r.ports,
+  startupScript: r.startupScript,
+});
 
 /** A rental as committed: the instance, or the one an earlier request with the key made; the volumes to attach upstream. */
 export type Committed = Rented & { upstreamVolumeIds?: string[] };
@@ -90,8 +102,14 @@ export async function commitRental(
       ledgerNote: adoption?.ledgerNote ?? null,
       minimumMinutes: adoption?.spot ? SPOT_MINIMUM_MINUTES : ON_DEMAND_MINIMUM_MINUTES,
       preemptedAt: null,
+      recovery: null,
     };
     await uow.instances.add(instance);
+    if (request.recovery) {
+      const recovery = firstRecovery(instance, offer, request.recovery, recoveryOptionsOf(request));
+      await uow.recoveries.add(recovery);
+      instance.recovery = recoveryView(recovery);
+    }
     await adoption?.adopt(uow, instance);
     await uow.volumes.attach(options.volumeIds, instance.id);
     await postEntry(uow, ctx.ids, { tenantId: caller.tenantId, kind: 'rental_hour', amountCents: -rate, reference: instance.id, description: ledgerDescription('first hour', instance), uniqueKey: `rent:${instance.id}`, at: now });

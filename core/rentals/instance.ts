@@ -61,6 +61,22 @@ export interface Instance {
   minimumMinutes: number;
   /** When the reconciler found its machine preempted (a spot machine the provider took back); null otherwise. */
   preemptedAt: Date | null;
+  /** Its managed recovery (a replacement rented when the machine is lost, preempted or fails at its provider); null: none asked. */
+  recovery: InstanceRecovery | null;
+}
+
+/** An instance's managed recovery as its owner sees it (docs/decisions.md, "Managed recovery"). */
+export interface InstanceRecovery {
+  maxAttempts: number;
+  /** Replacements still allowed after this machine. */
+  attemptsLeft: number;
+  /** Why it was not replaced; null while it need not be, or once it was. */
+  failure: string | null;
+  /** The instance this one replaced, and the one that replaced it. */
+  replaces: string | null;
+  replacedBy: string | null;
+  /** Volumes of the machine it replaced that it did not take (another provider or region). */
+  leftVolumeIds: string[];
 }
 
 /** A ledger description of an instance's entry, naming what it was rented for when it was rented for something. */

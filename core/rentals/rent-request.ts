@@ -1,4 +1,5 @@
 import type { Cents } from '../money.ts';
+import type { RecoveryRequest } from '../recovery/recovery.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
 import type { Instance } from './instance.ts';
 import type { RentalOptionsRequest } from './rental-options.ts';
@@ -8,6 +9,8 @@ export interface RentRequest extends RentalOptionsRequest {
   nodeId: string | null;
   name: string | null;
   idempotencyKey: string | null;
+  /** Managed recovery: a replacement is rented when the machine is lost, preempted or fails at its provider. */
+  recovery?: RecoveryRequest | null;
 }
 
 /**

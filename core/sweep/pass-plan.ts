@@ -15,6 +15,7 @@ import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
 import { reconcileVolumes } from './steps/reconcile-volumes.ts';
 import { removals } from './steps/removals.ts';
+import { recoveries, type RecoveryStarts } from './steps/recoveries.ts';
 import { reservations, type ReservationStarts } from './steps/reservations.ts';
 import { settleCheckouts, type CheckoutCatchUp } from './steps/settle-checkouts.ts';
 import { spotClaims, type SpotClaimPass } from './steps/spot-claims.ts';
@@ -37,6 +38,7 @@ export interface SweepParts {
   reservations: ReservationStarts;
   spotClaims: SpotClaimPass;
   tenancy: RevocationAnnouncer;
+  recoveries: RecoveryStarts;
   metrics: Metrics;
   provisioningDeadlineMs: number;
   defaultMaxBurnCentsPerHour: number | null;
@@ -87,6 +89,8 @@ export function passPlan(parts: SweepParts): PassPlan {
       // after the reconcilers (preempted machines ended) and the removals (machines past ends_at)
       spotClaims(parts.spotClaims),
       budgetMail(parts.budgets),
+      // after the reconcilers: they mark what is lost, preempted or failed; the replacements are rented here, no lock held
+      recoveries(parts.recoveries),
     ],
   };
 }

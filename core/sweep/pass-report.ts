@@ -33,6 +33,9 @@ export interface PassCounts {
   /** Spot machines rented for claims this pass, and claims whose hours ended. */
   spotClaimsRented: number;
   spotClaimsExpired: number;
+  /** Replacements rented for machines with managed recovery that were lost, preempted or failed; and those that could not be. */
+  machinesRecovered: number;
+  recoveriesFailed: number;
   /** Starts still waiting on their cloud when the budget ended: they go on by themselves. */
   startsLeftRunning: number;
   /** Tokens ended by their dead-man switch (each with its subtree, machines, reservations and spot claims). */
@@ -99,6 +102,8 @@ const COUNTS = [
   'reservationsFailed',
   'spotClaimsRented',
   'spotClaimsExpired',
+  'machinesRecovered',
+  'recoveriesFailed',
   'startsLeftRunning',
   'idleTimeouts',
 ] as const satisfies readonly (keyof PassCounts)[];
@@ -141,6 +146,8 @@ export const emptyReport = (at: Date): SweepReport => ({
   reservationsFailed: 0,
   spotClaimsRented: 0,
   spotClaimsExpired: 0,
+  machinesRecovered: 0,
+  recoveriesFailed: 0,
   autoRecharge: { attempted: 0, succeeded: 0, failed: 0, errors: [] },
   conflicts: [],
   errors: [],
@@ -183,6 +190,8 @@ export const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     spot_claims_rented: report.spotClaimsRented,
     spot_claims_expired: report.spotClaimsExpired,
     idle_timeouts: report.idleTimeouts,
+    machines_recovered: report.machinesRecovered,
+    recoveries_failed: report.recoveriesFailed,
     conflicts: report.conflicts.length,
     calls_cut: report.callsCut,
   },

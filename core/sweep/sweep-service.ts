@@ -16,6 +16,7 @@ import type { BudgetEnforcement } from './steps/budgets.ts';
 import type { LowBalanceAlerts } from './steps/low-balances.ts';
 import type { ReservationStarts } from './steps/reservations.ts';
 import type { RevocationAnnouncer } from './steps/idle-tokens.ts';
+import type { RecoveryStarts } from './steps/recoveries.ts';
 import type { CheckoutCatchUp } from './steps/settle-checkouts.ts';
 import type { SpotClaimPass } from './steps/spot-claims.ts';
 import type { UsageSettler } from './steps/usage.ts';
@@ -56,6 +57,7 @@ export class SweepService {
     spotClaims: SpotClaimPass;
     /** Tells every replica of the tokens an idle timeout ended. */
     tenancy: RevocationAnnouncer;
+    recoveries: RecoveryStarts;
     metrics?: Metrics;
     /** The deadlines every provider call goes through: the pass reports the calls they cut. */
     deadlines?: CallDeadlines;

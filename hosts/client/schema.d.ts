@@ -1106,7 +1106,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The instance's spot machine is taken back by the sandbox now
+         * The instance's machine is taken back by the sandbox now (a spot machine, or an on-demand host reclaimed)
          * @description Operator key in the X-Service-Operator-Key header.
          */
         post: operations["sandboxPreemptMachine"];
@@ -1866,6 +1866,17 @@ export interface components {
             ports?: number[];
             /** @description A shell script run once the machine is up, at most 64 kB. */
             startup_script?: string | null;
+            recovery?: components["schemas"]["RecoveryIn"];
+        };
+        /**
+         * @description Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate, under the token's cap and the same window end, with the same options (volumes only at the same provider and region).
+         * @example {
+         *       "max_attempts": 3
+         *     }
+         */
+        RecoveryIn: {
+            /** @description Replacements rented at most, one after each loss (1-10). */
+            max_attempts: number;
         };
         ScheduleRemovalRequest: {
             /**
@@ -2144,7 +2155,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
-            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "budget.threshold_reached" | "token.idle_timeout")[];
+            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "instance.recovered" | "instance.recovery_failed" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "budget.threshold_reached" | "token.idle_timeout")[];
             description?: string;
         };
         SpotClaimCreate: {
@@ -2799,6 +2810,10 @@ export interface components {
             spot_claims_expired: number;
             /** @description Tokens ended by their dead-man switch (idle_timeout_minutes), each with what was rented under it. */
             idle_timeouts: number;
+            /** @description Replacements rented for machines with managed recovery that were lost, preempted or failed at their provider. */
+            machines_recovered: number;
+            /** @description Machines with managed recovery that could not be replaced (see their recovery.failure). */
+            recoveries_failed: number;
             auto_recharge: {
                 attempted: number;
                 succeeded: number;
@@ -2812,7 +2827,7 @@ export interface components {
             lock_lost: boolean;
             /** @description Each step that ran, in real time: the money steps first, then the starts. */
             steps: {
-                /** @description `reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations` and `spot-claims` (side by side). */
+                /** @description `reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations`, `spot-claims` and `recoveries` (side by side). */
                 name: string;
                 /** @description Real milliseconds into the pass when the step began. */
                 started_ms: number;
@@ -2824,7 +2839,7 @@ export interface components {
             calls_cut: number;
             /** @description Starts still waiting on their cloud when the pass budget ended; they finish by themselves. */
             starts_left_running: number;
-            /** @description At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried) has waited; null: none. */
+            /** @description At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried, a machine to recover) has waited; null: none. */
             oldest_due_start_seconds: number | null;
         };
         InstanceOut: {
@@ -2865,6 +2880,29 @@ export interface components {
             ssh_key_id: string | null;
             volume_ids: string[];
             supported_operations: string[];
+            /** @description The instance this one replaced (managed recovery). */
+            replaces: string | null;
+            /** @description The instance rented to replace this one after it was lost, preempted or failed (managed recovery). */
+            replaced_by: string | null;
+            /** @description Its managed recovery; null when none was asked for. */
+            recovery: components["schemas"]["RecoveryOut"] | null;
+        };
+        /**
+         * @example {
+         *       "max_attempts": 3,
+         *       "attempts_left": 2,
+         *       "failure": null,
+         *       "left_volume_ids": []
+         *     }
+         */
+        RecoveryOut: {
+            max_attempts: number;
+            /** @description Replacements still allowed after this machine. */
+            attempts_left: number;
+            /** @description Why this machine was not replaced (no matching node within the rate or the cap, no attempts left...); it is not tried again. */
+            failure: string | null;
+            /** @description Volumes of the machine this one replaced that it did not take: they stay at their provider and region. */
+            left_volume_ids: string[];
         };
         SSHKeyOut: {
             id: string;
@@ -10038,7 +10076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The instance is not a live spot machine at the sandbox */
+            /** @description The instance has no live machine at the sandbox */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

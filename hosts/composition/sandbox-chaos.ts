@@ -21,7 +21,7 @@ function times(text: string, count: number): string {
 
 /**
  * The sandbox misbehaving on an operator's word (docs/operations.md, "Rehearsing with the sandbox"): a machine lost
- * upstream, a spot machine preempted, an offer repriced. What follows is the control plane's own doing: the sweep
+ * upstream, a machine preempted (a spot machine, or an on-demand host reclaimed), an offer repriced. What follows is the control plane's own doing: the sweep
  * finds the machine gone (billed to when it was last seen, the rest refunded), the claim preempted, the new price at
  * the next rental's live check and the next snapshot.
  */
@@ -42,8 +42,8 @@ export class SandboxChaos {
 
   async preempt(instanceId: string): Promise<ChaosOutcome> {
     const machineId = await this.machineOf(instanceId);
-    if (!(await this.sandbox.cloud.preemptMachine(machineId))) {
-      throw new DomainError('CONFLICT', `instance ${instanceId} is not a live spot machine; only spot machines (from spot claims) can be preempted`);
+    if (!(await this.sandbox.cloud.reclaimMachine(machineId))) {
+      throw new DomainError('CONFLICT', `instance ${instanceId} has no live machine at the sandbox to take back`);
     }
     return { event: 'preempted', instanceId, machineId };
   }

@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
- * A model-based test of one account over real HTTP: random sequences of deposits, credits, rentals,
- * terminations, removals, sweeps, stops, holds, monthly budgets and clock moves, and rentals and heartbeats of an
- * agent's token with an idle timeout (its dead-man switch). After every step the books must hold, and a budget's
- * month must be what the ledger charged in it.
+ * A model-based test of one account over real HTTP: random sequences of deposits, credits, rentals (some with
+ * managed recovery), terminations, removals, machines lost or taken back at the sandbox, sweeps, stops, holds,
+ * monthly budgets and clock moves, and rentals and heartbeats of an agent's token with an idle timeout (its
+ * dead-man switch). After every step the books must hold, recovered machines and their replacements included, and
+ * a budget's month must be what the ledger charged in it.
  */
 const AGENT_IDLE_MINUTES = 45;
 let world: RentalWorld;
@@ -23,6 +24,8 @@ interface Model {
   agentInstances: string[];
   /** Those a person may have ended (terminate, stop, hold): at their time, which may be after the agent's deadline. */
   endedByHand: Set<string>;
+  /** Those with managed recovery (replacements included): the sandbox's chaos is aimed at them first. */
+  recovering: string[];
 }
 
 interface Real {
@@ -56,6 +59,7 @@ async function checkBooks(model: Model, real: Real, afterSweep: boolean): Promis
   expect(ledger.length).toBe(real.seen.size);
   // nothing is charged twice: an instance's entries are exactly what it says it cost
   const instances: any[] = (await api.call('GET', '/v1/instances', { token: real.token })).body;
+  checkRecoveries(instances);
   for (const instance of instances) {
     const entries = ledger.filter((e) => e.reference === instance.id);
     expect(entries.reduce((s, e) => s - e.amount_cents, 0)).toBe(instance.charged_cents);
@@ -91,6 +95,30 @@ async function checkBooks(model: Model, real: Real, afterSweep: boolean): Promis
   }
 }
 
+/**
+ * Each replacement points back at the machine it replaced and only that one points at it; it has one attempt fewer,
+ * the same GPUs and window end, and costs no more per GPU than the first machine of its chain.
+ */
+function checkRecoveries(instances: any[]): void {
+  const byId = new Map(instances.map((i) => [i.id, i]));
+  const perGpu = (i: any) => Math.ceil(i.rate_cents_per_hour / i.gpu_count);
+  for (const instance of instances) {
+    if (instance.replaced_by !== null) {
+      const next = byId.get(instance.replaced_by);
+      expect(next.replaces).toBe(instance.id);
+      expect(next.recovery.attempts_left).toBe(instance.recovery.attempts_left - 1);
+      expect([next.gpu_type, next.gpu_count, next.window_ends_at]).toEqual([instance.gpu_type, instance.gpu_count, instance.window_ends_at]);
+      expect(instance.status).not.toMatch(/^(provisioning|running|rebooting)$/);
+    }
+    if (instance.replaces !== null) {
+      let first = instance;
+      while (first.replaces !== null) first = byId.get(first.replaces);
+      expect(perGpu(instance)).toBeLessThanOrEqual(perGpu(first));
+      expect(instances.filter((i) => i.replaced_by === instance.id)).toHaveLength(1);
+    }
+  }
+}
+
 type Cmd = fc.AsyncCommand<Model, Real>;
 
 const command = (name: string, check: (m: Model) => boolean, run: (m: Model, r: Real) => Promise<boolean | void>): Cmd => ({
@@ -109,11 +137,12 @@ const depositConfirmed = (usd: number) => command(`deposit(${usd})`, () => true,
   const d = await world.api.call('POST', '/v1/billing/deposits', { token: r.token, body: { amount_usd: usd } });
   await world.api.call('POST', `/v1/billing/deposits/${d.body.id}/confirm`, { headers: OPERATOR });
 });
-const rent = (pick: number, hours: number | null) => command(`rent(${pick}, ${hours})`, () => true, async (m, r) => {
+const rent = (pick: number, hours: number | null, attempts: number | null = null) => command(`rent(${pick}, ${hours}${attempts ? `, recovery ${attempts}` : ''})`, () => true, async (m, r) => {
   const node = nodeIds[pick % nodeIds.length]!;
-  const res = await world.rent(r.token, { node_id: node, ...(hours && { termination_hours: hours }) });
+  const res = await world.rent(r.token, { node_id: node, ...(hours && { termination_hours: hours }), ...(attempts && { recovery: { max_attempts: attempts } }) });
   expect([201, 402, 409]).toContain(res.status);
   if (res.status === 201) m.instances.push(res.body.id);
+  if (res.status === 201 && attempts) m.recovering.push(res.body.id);
 });
 const agentRent = (pick: number, hours: number | null) => command(`agent rent(${pick}, ${hours})`, () => true, async (m, r) => {
   const node = nodeIds[pick % nodeIds.length]!;
@@ -139,10 +168,26 @@ const schedule = (k: number, minutes: number) => command(`schedule(${k}, ${minut
   const res = await world.api.call('POST', `/v1/instances/${id}/schedule-removal`, { token: r.token, body: { removal_scheduled_at: at } });
   expect([200, 409]).toContain(res.status);
 });
-const sweep = () => command('sweep', () => true, async () => {
-  expect((await world.api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
-  return true;
+/** The sandbox loses the machine, or takes it back, and a sweep follows: it settles it, and replaces it when it asked for recovery. */
+const chaos = (what: 'lose' | 'preempt', k: number) => command(`${what}(${k}) + sweep`, (m) => m.instances.length > 0, async (m, r) => {
+  const aimed = m.recovering.length > 0 ? m.recovering : m.instances;
+  const id = aimed[k % aimed.length]!;
+  const res = await world.api.call('POST', `/v1/operator/sandbox/machines/${id}/${what}`, { headers: OPERATOR });
+  expect([200, 409]).toContain(res.status);
+  return swept(m, r);
 });
+/** A sweep; the replacements it rented are the model's machines too. */
+async function swept(m: Model, r: Real): Promise<true> {
+  expect((await world.api.call('POST', '/v1/operator/sweep', { headers: OPERATOR })).status).toBe(200);
+  const instances: any[] = (await world.api.call('GET', '/v1/instances', { token: r.token })).body;
+  for (const instance of instances) {
+    if (m.instances.includes(instance.id)) continue;
+    m.instances.push(instance.id);
+    if (instance.recovery) m.recovering.push(instance.id);
+  }
+  return true;
+}
+const sweep = () => command('sweep', () => true, swept);
 const stop = () => command('stop', () => true, async (m, r) => {
   for (const id of m.instances) m.endedByHand.add(id);
   expect((await world.api.call('POST', '/v1/billing/stop', { token: r.token })).status).toBe(200);
@@ -174,6 +219,11 @@ const commands = [
   fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => rent(p, h)),
   fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null })).map(([p, h]) => agentRent(p, h)),
   fc.constant(null).map(heartbeat),
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }), fc.integer({ min: 1, max: 3 })).map(([p, h, a]) => rent(p, h, a)),
+  fc.tuple(fc.nat(), fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }), fc.integer({ min: 1, max: 3 })).map(([p, h, a]) => rent(p, h, a)),
+  fc.nat().map((k) => chaos('lose', k)),
+  fc.nat().map((k) => chaos('lose', k)),
+  fc.nat().map((k) => chaos('preempt', k)),
   fc.nat().map(terminate),
   fc.tuple(fc.nat(), fc.integer({ min: 1, max: 240 })).map(([k, m]) => schedule(k, m)),
   fc.constant(null).map(sweep),
@@ -211,7 +261,7 @@ async function runModel(cmds: Iterable<Cmd>, budgetCents: number | null = null):
   const agent = await world.api.call('POST', '/v1/tokens', { token: tenant.token, body: { scopes: ['read', 'rent'], idle_timeout_minutes: AGENT_IDLE_MINUTES } });
   expect(agent.status).toBe(201);
   const real: Real = { token: tenant.token, tenantId: tenant.tenantId, seen: new Map(), agent: { token: agent.body.token, id: agent.body.id } };
-  await fc.asyncModelRun(() => ({ model: { instances: [], agentInstances: [], endedByHand: new Set<string>() }, real }), cmds);
+  await fc.asyncModelRun(() => ({ model: { instances: [], agentInstances: [], endedByHand: new Set<string>(), recovering: [] }, real }), cmds);
 }
 
 describe('one account under any sequence of operations', () => {

@@ -45,7 +45,7 @@ describe('operator chaos at the sandbox', () => {
     expect(ended.charged_cents).toBe(node!.rate);
   });
 
-  it('a preempted spot machine is ended by the sweep and its claim rents again', async () => {
+  it('a preempted spot machine is ended by the sweep and its claim rents again; an on-demand one is reclaimed alike', async () => {
     const { token } = await world.fundedTenant(100);
     const [spot] = await world.offers((o) => o.spotPriceUsdPerHour !== null && o.rate <= 400);
     const bid = perGpuCents(spot!.rate, spot!.gpuCount);
@@ -64,11 +64,17 @@ describe('operator chaos at the sandbox', () => {
     expect((await instance(token, active.instance_id)).status).toBe('terminated');
     expect((await call('GET', `/v1/spot-claims/${claim.id}`, { token })).body.preemptions).toBe(1);
 
-    // an on-demand machine is no spot machine
+    // an on-demand machine is taken back too, as a host reclaimed; once ended there is nothing left to take back
     const [node] = await world.offers((o) => o.rate >= 40 && o.rate <= 400);
     const onDemand = (await world.rent(token, { node_id: node!.id })).body;
     world.clock.advance(30_000);
     await instance(token, onDemand.id);
+    expect((await call('POST', `/v1/operator/sandbox/machines/${onDemand.id}/preempt`, { headers: OPERATOR })).status).toBe(200);
+    world.clock.advance(MINUTE);
+    expect((await sweep()).preempted).toBe(1);
+    const reclaimed = await instance(token, onDemand.id);
+    expect(reclaimed.status).toBe('terminated');
+    expect(reclaimed.charged_cents).toBe(node!.rate);
     expect((await call('POST', `/v1/operator/sandbox/machines/${onDemand.id}/preempt`, { headers: OPERATOR })).status).toBe(409);
   });
 

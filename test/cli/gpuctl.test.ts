@@ -203,6 +203,16 @@ describe('instances', () => {
     expect(json(showJson.stdout)).toEqual(await api('GET', `/v1/instances/${instanceId}`));
   });
 
+  it('rent --recover asks for managed recovery; show tells the replacements left', async () => {
+    const run = await cli.run(['rent', freshNode(), '--hours', '2', '--recover', '3', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const rented = json(run.stdout) as { id: string };
+    expect(rented).toMatchObject({ recovery: { max_attempts: 3, attempts_left: 3, failure: null }, replaces: null, replaced_by: null });
+    const show = await cli.run(['show', rented.id]);
+    expect(show.stdout).toMatch(/^recovery:\s+3 of 3 replacements left$/m);
+    expect((await cli.run(['rent', freshNode(), '--recover', '11'])).code).not.toBe(0);
+  });
+
   it('the same --idempotency-key twice rents one machine', async () => {
     const nodeId = freshNode();
     const first = await cli.run(['rent', nodeId, '--hours', '1', '--idempotency-key', 'cli-retry-1', '--json']);

@@ -6,6 +6,7 @@ import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { OPERATOR_KEY, startApi, type ApiResponse, type TestApi } from './api.ts';
 import type { ControlPlaneConfig } from '../../hosts/composition/config.ts';
+import type { ControlPlaneOverrides } from '../../hosts/composition/control-plane.ts';
 import type { Payments } from '../../core/ports/payments.ts';
 import type { TestDatabase } from './database.ts';
 import { FaultyProvider } from './faulty-provider.ts';
@@ -43,7 +44,7 @@ export const sandboxOf = (api: TestApi): SandboxProvider => {
  */
 export async function rentalWorld(
   config: Partial<ControlPlaneConfig> = {},
-  options: { sandbox?: SandboxConfig; faulty?: boolean; payments?: Payments; database?: TestDatabase } = {},
+  options: { sandbox?: SandboxConfig; faulty?: boolean; payments?: Payments; database?: TestDatabase; webhookResolver?: ControlPlaneOverrides['webhookResolver'] } = {},
 ): Promise<RentalWorld> {
   const clock = new ManualClock(new Date('2026-11-21T12:00:00.000Z'));
   let faults: FaultyProvider | null = null;
@@ -54,6 +55,7 @@ export async function rentalWorld(
       ...(options.faulty && { wrapProvider: (provider: Provider) => (faults = new FaultyProvider(provider)) }),
       ...(options.payments && { payments: options.payments }),
       ...(options.database && { database: options.database }),
+      ...(options.webhookResolver && { webhookResolver: options.webhookResolver }),
     },
   );
   const sandbox = sandboxOf(api);

@@ -44,6 +44,7 @@ const instance = (fields: Partial<Instance>): Instance => ({
   ledgerNote: null,
   minimumMinutes: 60,
   preemptedAt: null,
+  recovery: null,
   ...fields,
 });
 

@@ -87,6 +87,13 @@ export class MemorySandboxStore implements SandboxStore {
     return true;
   }
 
+  async reclaim(machineId: string, now: number): Promise<boolean> {
+    const record = this.machines.get(machineId);
+    if (!record || record.terminatedAt !== null || (record.preemptAt !== null && record.preemptAt <= now)) return false;
+    record.preemptAt = now;
+    return true;
+  }
+
   async terminate(machineId: string, at: number): Promise<void> {
     const record = this.machines.get(machineId);
     if (!record || record.terminatedAt !== null) return;

@@ -448,6 +448,16 @@ export class SandboxCloud {
     return record !== null && record.terminatedAt === null && record.spotBidUnits !== null;
   }
 
+  /**
+   * The cloud takes any live machine back now, on demand too, as a host reclaimed for maintenance: it reports it
+   * preempted until it is terminated. False for a machine that is not live.
+   */
+  async reclaimMachine(machineId: string): Promise<boolean> {
+    if (await this.store.reclaim(machineId, this.now())) return true;
+    const record = await this.store.machine(machineId);
+    return record !== null && record.terminatedAt === null;
+  }
+
   /** The machine vanishes upstream without anyone terminating it (host failure, provider cleanup). */
   async loseMachine(machineId: string): Promise<void> {
     await this.store.remove(machineId);

@@ -200,6 +200,16 @@ export class SqlSandboxStore implements SandboxStore {
     return rows.length === 1;
   }
 
+  async reclaim(machineId: string, now: number): Promise<boolean> {
+    const rows = await this.db.execute<Row[]>(
+      `update sandbox_machines set preempt_at_ms = ?::bigint
+        where machine_id = ? and terminated_at_ms is null and (preempt_at_ms is null or preempt_at_ms > ?::bigint)
+        returning machine_id`,
+      [now, machineId, now],
+    );
+    return rows.length === 1;
+  }
+
   async terminate(machineId: string, at: number): Promise<void> {
     await this.db.execute(
       `with ended as (

@@ -103,6 +103,8 @@ export interface SandboxStore {
    * `now`: a machine the market took back is never given back. Answers whether it moved.
    */
   reschedulePreemption(machineId: string, at: number | null, now: number): Promise<boolean>;
+  /** Any live machine, spot or on demand, is taken back at `now` (a host reclaimed); false when it is not live or was taken back already. */
+  reclaim(machineId: string, now: number): Promise<boolean>;
   /** Marks it terminated at `at` and frees the unit it held; a no-op for one already terminated or unknown. */
   terminate(machineId: string, at: number): Promise<void>;
   /** Removes it without a trace, freeing the unit it held if it was live (lost upstream). */

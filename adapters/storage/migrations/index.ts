@@ -26,6 +26,7 @@ import { Migration0028MarketPriceHistory } from './0028-market-price-history.ts'
 import { Migration0031MonthlyBudgets } from './0031-monthly-budgets.ts';
 import { Migration0029TokenIdleTimeouts } from './0029-token-idle-timeouts.ts';
 import { Migration0030TokenBurnCeilings } from './0030-token-burn-ceilings.ts';
+import { Migration0033ManagedRecovery } from './0033-managed-recovery.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   { name: '0029-token-idle-timeouts', class: Migration0029TokenIdleTimeouts },
   { name: '0030-token-burn-ceilings', class: Migration0030TokenBurnCeilings },
   { name: '0031-monthly-budgets', class: Migration0031MonthlyBudgets },
+  { name: '0033-managed-recovery', class: Migration0033ManagedRecovery },
 ];

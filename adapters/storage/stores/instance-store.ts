@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import type { Instance, InstanceStatus, LaunchOutcome } from '../../../core/rentals/instance.ts';
+import type { Instance, InstanceRecovery, InstanceStatus, LaunchOutcome } from '../../../core/rentals/instance.ts';
 import type { InstanceStore } from '../../../core/ports/storage.ts';
 import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
@@ -8,7 +8,24 @@ const COLUMNS = [
   'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
   'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure', 'launch', 'image', 'template_id', 'ssh_key_id', 'volume_ids', 'ledger_note', 'minimum_minutes', 'preempted_at',
 ] as const;
-const SELECT = COLUMNS.join(', ');
+/** With its managed recovery, when it has one: a lookup by primary key, so every read of instances answers it. */
+const RECOVERY = `(select json_build_object('max_attempts', r.max_attempts, 'attempts_left', r.attempts_left, 'failure', r.failure,
+  'replaces', r.replaces, 'replaced_by', r.replaced_by, 'left_volume_ids', r.left_volume_ids)
+  from instance_recoveries r where r.instance_id = instances.id) as recovery`;
+const SELECT = `${COLUMNS.join(', ')}, ${RECOVERY}`;
+
+const recoveryOf = (value: unknown): InstanceRecovery | null => {
+  if (value === null || value === undefined) return null;
+  const r = (typeof value === 'string' ? JSON.parse(value) : value) as Row;
+  return {
+    maxAttempts: num(r.max_attempts),
+    attemptsLeft: num(r.attempts_left),
+    failure: textOrNull(r.failure),
+    replaces: textOrNull(r.replaces),
+    replacedBy: textOrNull(r.replaced_by),
+    leftVolumeIds: Array.isArray(r.left_volume_ids) ? r.left_volume_ids.map(String) : [],
+  };
+};
 const LIVE = `status in ('provisioning', 'running', 'rebooting', 'terminating')`;
 
 const toInstance = (row: Row): Instance => ({
@@ -46,6 +63,7 @@ const toInstance = (row: Row): Instance => ({
   ledgerNote: textOrNull(row.ledger_note),
   minimumMinutes: num(row.minimum_minutes),
   preemptedAt: dateOrNull(row.preempted_at),
+  recovery: recoveryOf(row.recovery),
 });
 
 const values = (i: Instance): unknown[] => [
@@ -63,7 +81,7 @@ export class MikroInstanceStore implements InstanceStore {
 
   async add(instance: Instance): Promise<void> {
     const marks = COLUMNS.map((column) => (column === 'volume_ids' ? '?::text[]' : '?')).join(', ');
-    await this.em.execute(`insert into instances (${SELECT}) values (${marks})`, values(instance));
+    await this.em.execute(`insert into instances (${COLUMNS.join(', ')}) values (${marks})`, values(instance));
   }
 
   async get(tenantId: string, instanceId: string): Promise<Instance | null> {

@@ -110,7 +110,8 @@ export class MikroSweepStore implements SweepStore {
       `select least(
          (select min(starts_at) from reservations where status = 'scheduled' and starts_at <= ?),
          (select min(created_at) from spot_claims
-           where status = 'pending' and claimed_at is null and last_error is null and instance_id is null and machines = 0)
+           where status = 'pending' and claimed_at is null and last_error is null and instance_id is null and machines = 0),
+         (select min(due_at) from instance_recoveries where status = 'due')
        ) as oldest`,
       [now],
     );

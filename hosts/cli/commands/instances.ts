@@ -44,6 +44,9 @@ function describe(instance: Instance): string {
     ['template', instance.template_id],
     ['volumes', instance.volume_ids.join(', ')],
     ['ssh', sshCommand(instance)],
+    ['recovery', instance.recovery && `${instance.recovery.attempts_left} of ${instance.recovery.max_attempts} replacements left${instance.recovery.failure ? ` (${instance.recovery.failure})` : ''}`],
+    ['replaces', instance.replaces],
+    ['replaced by', instance.replaced_by],
   ]);
 }
 
@@ -86,11 +89,13 @@ export function registerInstances(program: Command): void {
         .option('--ssh-key <file|id>', 'a public key file (~/.ssh/id_ed25519.pub) or a saved key id (key_...)')
         .option('--template <id>', 'a saved template (tpl_...); flags given here win over it')
         .option('--idempotency-key <key>', 'retrying with the same key never rents twice (default: a new random key)')
+        .option('--recover <attempts>', 'managed recovery: when the machine is lost, preempted or fails, rent a replacement like it at no more than its rate, at most this many times', integer(1, 10))
         .option('--wait', 'wait until it runs, then print the ssh command'),
     ),
     'gpuctl rent sandbox:100123 --hours 4 --name trainer --ssh-key ~/.ssh/id_ed25519.pub --wait',
+    'gpuctl rent sandbox:100123 --hours 8 --recover 3',
   ).action(async (nodeId: string, _options: unknown, command: Command) => {
-    const options = optionsOf<{ hours?: number; name?: string; sshKey?: string; template?: string; idempotencyKey?: string; wait?: boolean }>(command);
+    const options = optionsOf<{ hours?: number; name?: string; sshKey?: string; template?: string; idempotencyKey?: string; recover?: number; wait?: boolean }>(command);
     const session = connect(command);
     const body = {
       node_id: nodeId,
@@ -99,6 +104,7 @@ export function registerInstances(program: Command): void {
       ...(options.name && { name: options.name }),
       ...(options.sshKey && sshKeyBody(options.sshKey)),
       ...(options.template && { template_id: options.template }),
+      ...(options.recover && { recovery: { max_attempts: options.recover } }),
     };
     let instance = await expectOk(session, session.client.POST('/v1/instances', { body }));
     if (!options.wait) {

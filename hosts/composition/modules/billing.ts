@@ -12,6 +12,7 @@ import { MarketService } from '../../../core/market/market-service.ts';
 import { MeteringService } from '../../../core/metering/metering-service.ts';
 import type { PriceList } from '../../../core/metering/prices.ts';
 import { RentalService } from '../../../core/rentals/rental-service.ts';
+import { RecoveryStarter } from '../../../core/recovery/recovery-starter.ts';
 import { ReservationStarter } from '../../../core/reservations/reservation-starter.ts';
 import { SpotClaimKeeper } from '../../../core/spot/spot-claim-keeper.ts';
 import { SweepService } from '../../../core/sweep/sweep-service.ts';
@@ -56,6 +57,7 @@ export function registerBilling(
         budgets: c.resolve(BudgetWatch),
         reservations: new ReservationStarter(bookings),
         spotClaims: new SpotClaimKeeper(bookings),
+        recoveries: new RecoveryStarter(bookings),
         deadlines: parts.deadlines,
         // the pass's calls wait behind a person's in each provider's pacer
         background: asBackground,

@@ -61,6 +61,7 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
           env: body.env ?? null,
           ports: body.ports ?? null,
           startupScript: body.startup_script ?? null,
+          recovery: body.recovery ? { maxAttempts: body.recovery.max_attempts } : null,
         });
         return { status: 201, body: out(instance), ...(replayed && { headers: { 'idempotent-replayed': 'true' } }) };
       },

@@ -61,7 +61,7 @@ export function sandboxRoutes(chaos: SandboxChaos): RouteDef[] {
     });
   return [
     machine('lose', "The instance's machine vanishes at the sandbox, as after a host failure", 'The instance is not at the sandbox or has no machine yet'),
-    machine('preempt', "The instance's spot machine is taken back by the sandbox now", 'The instance is not a live spot machine at the sandbox'),
+    machine('preempt', "The instance's machine is taken back by the sandbox now (a spot machine, or an on-demand host reclaimed)", 'The instance has no live machine at the sandbox'),
     defineRoute({
       method: 'post',
       path: '/v1/operator/sandbox/offers/{node_id}/price',

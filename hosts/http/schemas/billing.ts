@@ -257,6 +257,8 @@ export const SweepOut = z
     spot_claims_rented: z.int().meta({ description: 'Spot machines rented for pending spot claims.' }),
     spot_claims_expired: z.int().meta({ description: 'Spot claims whose hours ended (their machine removed).' }),
     idle_timeouts: z.int().meta({ description: 'Tokens ended by their dead-man switch (idle_timeout_minutes), each with what was rented under it.' }),
+    machines_recovered: z.int().meta({ description: 'Replacements rented for machines with managed recovery that were lost, preempted or failed at their provider.' }),
+    recoveries_failed: z.int().meta({ description: 'Machines with managed recovery that could not be replaced (see their recovery.failure).' }),
     auto_recharge: z.object({ attempted: z.int(), succeeded: z.int(), failed: z.int() }),
     conflicts: z.array(z.string()).meta({ description: 'Items left for an operator (a checkout paid with another amount: see GET /v1/operator/deposits).' }),
     errors: z.array(z.string()).meta({ description: 'Items that failed this pass and are retried next pass; the others carried on.' }),
@@ -264,7 +266,7 @@ export const SweepOut = z
     steps: z
       .array(
         z.object({
-          name: z.string().meta({ description: '`reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations` and `spot-claims` (side by side).' }),
+          name: z.string().meta({ description: '`reconcile <provider>`, `removals`, `hour blocks`, ..., then `reservations`, `spot-claims` and `recoveries` (side by side).' }),
           started_ms: z.int().meta({ description: 'Real milliseconds into the pass when the step began.' }),
           duration_ms: z.int(),
         }),
@@ -276,7 +278,7 @@ export const SweepOut = z
     oldest_due_start_seconds: z
       .int()
       .nullable()
-      .meta({ description: 'At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried) has waited; null: none.' }),
+      .meta({ description: 'At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried, a machine to recover) has waited; null: none.' }),
   })
   .meta({ id: 'SweepOut' });
 
@@ -310,6 +312,8 @@ export const sweepOut = (r: SweepReport): z.input<typeof SweepOut> => ({
   spot_claims_rented: r.spotClaimsRented,
   spot_claims_expired: r.spotClaimsExpired,
   idle_timeouts: r.idleTimeouts,
+  machines_recovered: r.machinesRecovered,
+  recoveries_failed: r.recoveriesFailed,
   auto_recharge: { attempted: r.autoRecharge.attempted, succeeded: r.autoRecharge.succeeded, failed: r.autoRecharge.failed },
   conflicts: r.conflicts,
   errors: r.errors,

@@ -1,9 +1,29 @@
 import { z } from 'zod';
 import { sshUserOf } from '../../../adapters/providers/registry.ts';
+import { MAX_RECOVERY_ATTEMPTS } from '../../../core/recovery/recovery.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { dateTime, dateTimeOut, EXAMPLE_TIME, isoOrNull, resourceId } from './common.ts';
 import { EXAMPLE_SSH_PUBLIC_KEY, sshPublicKeyField, TemplateUpdate } from './catalog.ts';
 
+const RecoveryIn = z
+  .strictObject({
+    max_attempts: z.int().min(1).max(MAX_RECOVERY_ATTEMPTS).meta({ description: `Replacements rented at most, one after each loss (1-${MAX_RECOVERY_ATTEMPTS}).` }),
+  })
+  .meta({
+    id: 'RecoveryIn',
+    description:
+      "Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate, under the token's cap and the same window end, with the same options (volumes only at the same provider and region).",
+    examples: [{ max_attempts: 3 }],
+  });
+
+const RecoveryOut = z
+  .object({
+    max_attempts: z.int(),
+    attempts_left: z.int().meta({ description: 'Replacements still allowed after this machine.' }),
+    failure: z.string().nullable().meta({ description: 'Why this machine was not replaced (no matching node within the rate or the cap, no attempts left...); it is not tried again.' }),
+    left_volume_ids: z.array(z.string()).meta({ description: 'Volumes of the machine this one replaced that it did not take: they stay at their provider and region.' }),
+  })
+  .meta({ id: 'RecoveryOut', examples: [{ max_attempts: 3, attempts_left: 2, failure: null, left_volume_ids: [] }] });
 
 export const InstanceCreate = z
   .strictObject({
@@ -22,11 +42,13 @@ export const InstanceCreate = z
     env: TemplateUpdate.shape.env,
     ports: TemplateUpdate.shape.ports,
     startup_script: TemplateUpdate.shape.startup_script,
+    recovery: RecoveryIn.optional(),
   })
   .meta({
     id: 'InstanceCreate',
     examples: [
       { node_id: 'sandbox:100123', name: 'trainer', ssh_public_key: EXAMPLE_SSH_PUBLIC_KEY, termination_hours: 4, idempotency_key: 'trainer-2026-11-21-1' },
+      { node_id: 'sandbox:100123', name: 'trainer', termination_hours: 8, idempotency_key: 'trainer-2026-11-21-2', recovery: { max_attempts: 3 } },
     ],
   });
 
@@ -67,6 +89,9 @@ export const InstanceOut = z
     ssh_key_id: z.string().nullable(),
     volume_ids: z.array(z.string()),
     supported_operations: z.array(z.string()),
+    replaces: z.string().nullable().meta({ description: 'The instance this one replaced (managed recovery).' }),
+    replaced_by: z.string().nullable().meta({ description: 'The instance rented to replace this one after it was lost, preempted or failed (managed recovery).' }),
+    recovery: RecoveryOut.nullable().meta({ description: 'Its managed recovery; null when none was asked for.' }),
   })
   .meta({ id: 'InstanceOut' });
 
@@ -97,4 +122,7 @@ export const instanceOut = (i: Instance, supportedOperations: string[]): z.input
   ssh_key_id: i.sshKeyId,
   volume_ids: i.volumeIds,
   supported_operations: supportedOperations,
+  replaces: i.recovery?.replaces ?? null,
+  replaced_by: i.recovery?.replacedBy ?? null,
+  recovery: i.recovery && { max_attempts: i.recovery.maxAttempts, attempts_left: i.recovery.attemptsLeft, failure: i.recovery.failure, left_volume_ids: i.recovery.leftVolumeIds },
 });

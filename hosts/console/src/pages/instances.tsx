@@ -117,6 +117,26 @@ export function InstancesPage({ focus = null }: { focus?: string | null }) {
                       <dd>{i.failure}</dd>
                     </>
                   )}
+                  {i.recovery && (
+                    <>
+                      <dt>Recovery</dt>
+                      <dd>
+                        {i.recovery.attempts_left} of {i.recovery.max_attempts} replacements left{i.recovery.failure && `; ${i.recovery.failure}`}
+                      </dd>
+                    </>
+                  )}
+                  {i.replaces && (
+                    <>
+                      <dt>Replaces</dt>
+                      <dd>{i.replaces}</dd>
+                    </>
+                  )}
+                  {i.replaced_by && (
+                    <>
+                      <dt>Replaced by</dt>
+                      <dd>{i.replaced_by}</dd>
+                    </>
+                  )}
                 </dl>
                 {i.status === 'provisioning' && (
                   <p role="status">
