@@ -31,6 +31,7 @@ import { MikroEventOutbox } from './stores/event-outbox.ts';
 import { EventedInstanceStore } from './stores/evented-instance-store.ts';
 import { MikroWebhookStore } from './stores/webhook-store.ts';
 import { MikroSpotClaimStore } from './stores/spot-claim-store.ts';
+import { MikroQuoteStore } from './stores/quote-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -100,6 +101,7 @@ const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   events: new MikroEventOutbox(em, EVENT_IDS),
   webhooks: new MikroWebhookStore(em),
   spotClaims: new MikroSpotClaimStore(em),
+  quotes: new MikroQuoteStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

@@ -13,6 +13,7 @@ import type { ReservationStore } from './reservation-storage.ts';
 import type { EventOutbox } from './event-outbox.ts';
 import type { WebhookStore } from './webhook-storage.ts';
 import type { SpotClaimStore } from './spot-claim-storage.ts';
+import type { QuoteStore } from './quote-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -66,6 +67,7 @@ export interface UnitOfWork {
   events: EventOutbox;
   webhooks: WebhookStore;
   spotClaims: SpotClaimStore;
+  quotes: QuoteStore;
 }
 
 export interface AutoRechargeStore {

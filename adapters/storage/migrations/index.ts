@@ -23,6 +23,7 @@ import { Migration0022AuthThrottlesAndMailAllowance } from './0022-auth-throttle
 import { Migration0023UnconfirmedSignUps } from './0023-unconfirmed-sign-ups.ts';
 import { Migration0024IdentityIds } from './0024-identity-ids.ts';
 import { Migration0028MarketPriceHistory } from './0028-market-price-history.ts';
+import { Migration0032Quotes } from './0032-quotes.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   { name: '0023-unconfirmed-sign-ups', class: Migration0023UnconfirmedSignUps },
   { name: '0024-identity-ids', class: Migration0024IdentityIds },
   { name: '0028-market-price-history', class: Migration0028MarketPriceHistory },
+  { name: '0032-quotes', class: Migration0032Quotes },
 ];
