@@ -11,9 +11,9 @@ export const offerIdOf = (nodeId: string): string => nodeId.slice('sandbox:'.len
  * Groups of sandbox offers a search picks among, each taken by one test: every offer of a GPU type and count, none
  * used yet, all at distinct per-GPU prices, the cheapest affordable; answered as the verified ones (at least `size`),
  * cheapest first, with the search that matches the whole group. `cheaperUnverified`: the group's cheapest price is
- * unverified.
+ * unverified; `minAvailable`: the cheapest verified offer has at least this many machines free.
  */
-export function offerGroups(world: RentalWorld): (size: number, how?: { cheaperUnverified?: boolean }) => Promise<{ verified: Rated[]; all: Rated[]; search: { gpu_type: string; gpu_count: number; provider: string } }> {
+export function offerGroups(world: RentalWorld): (size: number, how?: { cheaperUnverified?: boolean; minAvailable?: number }) => Promise<{ verified: Rated[]; all: Rated[]; search: { gpu_type: string; gpu_count: number; provider: string } }> {
   const used = new Set<string>();
   return async (size, how = {}) => {
     const groups = new Map<string, Rated[]>();
@@ -25,7 +25,7 @@ export function offerGroups(world: RentalWorld): (size: number, how?: { cheaperU
       const distinct = new Set(offers.map((o) => o.perGpu)).size === offers.length;
       const verified = offers.filter((o) => o.priceVerified);
       const cheaperUnverified = !offers[0]!.priceVerified;
-      if (!distinct || verified.length < size || (how.cheaperUnverified && !cheaperUnverified) || verified.at(-1)!.rate > 1_500 || offers[0]!.rate < 20 || offers.some((o) => used.has(o.id))) continue;
+      if (!distinct || verified.length < size || (how.cheaperUnverified && !cheaperUnverified) || verified[0]!.available < (how.minAvailable ?? 1) || verified.at(-1)!.rate > 1_500 || offers[0]!.rate < 20 || offers.some((o) => used.has(o.id))) continue;
       for (const o of offers) used.add(o.id);
       return { verified, all: offers, search: { gpu_type: offers[0]!.gpuType, gpu_count: offers[0]!.gpuCount, provider: 'sandbox' } };
     }
