@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'OPERATOR_KEY_INVALID',
   'NOT_FOUND',
   'CONFLICT',
+  /** A quote's node costs more now than the quote said: nothing was charged; quote again. */
+  'PRICE_CHANGED',
   'SPEND_CAP_EXCEEDED',
   'BURN_CEILING_EXCEEDED',
   'INSUFFICIENT_FUNDS',

@@ -9,6 +9,9 @@ import type { MarketFilter } from './search-filter.ts';
 /** Nodes a caller that chooses by search tries in turn when one is gone or dearer than its ceiling now. */
 export const MAX_NODES_TRIED = 5;
 
+/** Snapshot nodes looked through for verified candidates when only verified prices may pass. */
+const VERIFIED_WINDOW = 200;
+
 /** The provider named by the front of a node id (enabled or not), without reading the rest: for lanes of work; null without one (a search). */
 export function providerNameOf(nodeId: string | null): string | null {
   const at = nodeId?.indexOf(':') ?? -1;
@@ -123,21 +126,29 @@ export class NodeChooser {
   /**
    * The cheapest node matching `filter` whose live quote passes (available, within `maxPerGpuCents`, verified when
    * asked): the snapshot's candidates are quoted in turn, a gone or dearer one giving way to the next, at most
-   * `tries` of them. Null when none passed; a provider that cannot be reached throws (the caller may try later).
+   * `tries` of them; `refusals` says why each tried one did not pass. Null when none passed; a provider that cannot
+   * be reached throws (the caller may try later).
    */
-  async choose(filter: MarketFilter, options: ChooseOptions = {}): Promise<{ quote: Quote | null; tried: string[] }> {
+  async choose(filter: MarketFilter, options: ChooseOptions = {}): Promise<{ quote: Quote | null; tried: string[]; refusals: string[] }> {
     const tries = options.tries ?? MAX_NODES_TRIED;
     const max = options.maxPerGpuCents;
     const bounded = max === undefined || options.spot ? filter : { ...filter, maxPricePerGpuCents: Math.min(max, filter.maxPricePerGpuCents ?? max) };
     const skip = options.skip ?? new Set<string>();
-    const candidates = (await this.cheapest(bounded, tries + skip.size, { spot: options.spot ?? false })).filter((c) => !skip.has(c.node.id)).slice(0, tries);
+    // the snapshot says which prices are unverified: those are passed over before any provider is asked
+    const window = options.verifiedOnly ? VERIFIED_WINDOW : tries + skip.size;
+    const candidates = (await this.cheapest(bounded, window, { spot: options.spot ?? false }))
+      .filter((c) => !skip.has(c.node.id) && (!options.verifiedOnly || c.offer.priceVerified))
+      .slice(0, tries);
     const tried: string[] = [];
+    const refusals: string[] = [];
     for (const candidate of candidates) {
       tried.push(candidate.node.id);
       const quote = await this.quote(candidate.node);
-      if (quote && passes(quote, options)) return { quote, tried };
+      const refusal = quote ? refusalOf(quote, options) : 'is gone';
+      if (refusal === null) return { quote: quote!, tried, refusals };
+      refusals.push(`${candidate.node.id} ${refusal}`);
     }
-    return { quote: null, tried };
+    return { quote: null, tried, refusals };
   }
 
   private priced(node: NodeRef, found: MarketNode): PricedNode {
@@ -154,9 +165,10 @@ export class NodeChooser {
   }
 }
 
-function passes(quote: Quote, options: ChooseOptions): boolean {
-  if (options.verifiedOnly && !quote.offer.priceVerified) return false;
+/** Why a live quote does not pass `options`; null when it does. */
+function refusalOf(quote: Quote, options: ChooseOptions): string | null {
+  if (options.verifiedOnly && !quote.offer.priceVerified) return 'has no verified price now';
   const perGpu = options.spot ? quote.spotPerGpuCents : quote.perGpuCents;
-  if (perGpu === null) return false;
-  return options.maxPerGpuCents === undefined || perGpu <= options.maxPerGpuCents;
+  if (perGpu === null) return 'has no spot price now';
+  return options.maxPerGpuCents === undefined || perGpu <= options.maxPerGpuCents ? null : `costs ${perGpu} cents per GPU-hour now, above the ceiling of ${options.maxPerGpuCents}`;
 }

@@ -15,6 +15,7 @@ import type { WebhookStore } from './webhook-storage.ts';
 import type { SpotClaimStore } from './spot-claim-storage.ts';
 import type { BudgetStore } from './budget-storage.ts';
 import type { RecoveryStore } from './recovery-storage.ts';
+import type { QuoteStore } from './quote-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -70,6 +71,7 @@ export interface UnitOfWork {
   spotClaims: SpotClaimStore;
   budgets: BudgetStore;
   recoveries: RecoveryStore;
+  quotes: QuoteStore;
 }
 
 /**

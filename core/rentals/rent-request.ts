@@ -1,3 +1,4 @@
+import type { SearchTerms } from '../market/search-terms.ts';
 import type { Cents } from '../money.ts';
 import type { RecoveryRequest } from '../recovery/recovery.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
@@ -5,8 +6,12 @@ import type { Instance } from './instance.ts';
 import type { RentalOptionsRequest } from './rental-options.ts';
 
 export interface RentRequest extends RentalOptionsRequest {
-  /** null: the cheapest node matching the template's search now (templateId names one). */
+  /** null: chosen by `search` or `quoteId`, else the cheapest node matching the template's search now (templateId names one). */
   nodeId: string | null;
+  /** GET /v1/gpus filters: the cheapest match with a verified live price at or under its ceiling (left out when not sent). */
+  search?: SearchTerms;
+  /** A quote (POST /v1/quotes): its node, for its hours, at no more than its rate (left out when not sent). */
+  quoteId?: string;
   name: string | null;
   idempotencyKey: string | null;
   /** Managed recovery: a replacement is rented when the machine is lost, preempted or fails at its provider. */

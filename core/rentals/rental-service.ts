@@ -13,6 +13,9 @@ import type { RentalsContext } from './context.ts';
 import { endBilling } from './end-billing.ts';
 import type { Instance } from './instance.ts';
 import { refreshInstance } from './machine-state.ts';
+import { dryRun } from './dry-run.ts';
+import { quoteRental, type QuoteRequest } from './quote-rental.ts';
+import type { RentalFigures, RentalQuote } from '../quotes/quote.ts';
 import { reboot } from './reboot.ts';
 import { rent } from './rent.ts';
 import type { Adoption, Rented, RentRequest } from './rent-request.ts';
@@ -22,7 +25,7 @@ import { removeUpstream, terminate, terminateAllOf } from './terminate.ts';
 
 /**
  * Renting machines and acting on them. Each use case is a file of this folder (rent.ts and what it calls:
- * commit-rental.ts, launch.ts, replay.ts; terminate.ts, reboot.ts, schedule-removal.ts; end-billing.ts for the
+ * choose-node.ts, commit-rental.ts, launch.ts, replay.ts; dry-run.ts and quote-rental.ts, which rehearse a rental; terminate.ts, reboot.ts, schedule-removal.ts; end-billing.ts for the
  * sweep and the bookings); this object hands them what they work with and keeps the creates in flight in this
  * process, which a retry with the same key waits for.
  */
@@ -71,6 +74,15 @@ export class RentalService {
 
   rent(caller: Token, request: RentRequest, adoption?: Adoption): Promise<Rented> {
     return rent(this.context, caller, request, adoption);
+  }
+
+  /** What rent would do, rehearsed and rolled back: nothing charged, committed or kept. */
+  dryRun(caller: Token, request: RentRequest): Promise<RentalFigures> {
+    return dryRun(this.context, caller, request);
+  }
+
+  quote(caller: Token, request: QuoteRequest): Promise<RentalQuote> {
+    return quoteRental(this.context, caller, request);
   }
 
   list(tenantId: string, limit: number): Promise<Instance[]> {

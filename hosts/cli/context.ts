@@ -34,8 +34,9 @@ interface Answer<T> {
 
 /** The API's `{detail}` (and, for a 422, each field to fix) as one message. */
 export function detailOf(status: number, error: unknown): string {
-  const body = (error ?? {}) as { detail?: unknown; errors?: { loc?: unknown[]; msg?: unknown }[] };
-  const detail = typeof body.detail === 'string' ? body.detail : `HTTP ${status}`;
+  const body = (error ?? {}) as { detail?: unknown; code?: unknown; errors?: { loc?: unknown[]; msg?: unknown }[] };
+  // a code the API names (PRICE_CHANGED) leads, for a script that reads it
+  const detail = `${typeof body.code === 'string' ? `${body.code}: ` : ''}${typeof body.detail === 'string' ? body.detail : `HTTP ${status}`}`;
   // the detail of a 422 usually names its fields already; a field it leaves out is added below it
   const fieldErrors = (Array.isArray(body.errors) ? body.errors : []).map((e) => `${(e.loc ?? []).join('.')}: ${String(e.msg)}`).filter((line) => !detail.includes(line)).map((line) => `  ${line}`);
   return [detail, ...fieldErrors].join('\n');

@@ -754,10 +754,30 @@ export interface paths {
         get: operations["listInstances"];
         put?: never;
         /**
-         * Rent a node from GET /v1/gpus; the first hour is charged now
+         * Rent a node from GET /v1/gpus, the cheapest match of a search, or a quote; the first hour is charged now
          * @description Bearer token with the `rent` scope.
          */
         post: operations["rentInstance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a rental now and hold the price 120 s: POST /v1/instances with its quote_id rents it at no more; nothing is charged
+         * @description Bearer token with the `rent` scope.
+         */
+        post: operations["quoteRental"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1830,10 +1850,19 @@ export interface components {
         };
         InstanceCreate: {
             /**
-             * @description A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented.
+             * @description A node id from GET /v1/gpus, e.g. sandbox:100123. Send exactly one of node_id, search and quote_id; with none, template_id must name a template with a search: its cheapest match is rented.
              * @example sandbox:100123
              */
             node_id?: string;
+            /** @description GET /v1/gpus filters (all but limit), as JSON values: the cheapest match whose live price is verified and at or under max_price_per_gpu_hour is rented, the next ones tried (at most 5) when one is gone or dearer now; the instance names the node_id chosen. */
+            search?: components["schemas"]["TemplateSearch"];
+            /**
+             * @description A quote from POST /v1/quotes (valid 120 s, used once): its node for its hours at no more than its rate; 409 code PRICE_CHANGED when the price rose. Don't send node_id, search or other termination_hours.
+             * @example quo_9q4m2xk7c3rwh8vt
+             */
+            quote_id?: string;
+            /** @description true: answer 200 with what this request would charge, commit and leave of the cap, passing every check, and change nothing (nor take the idempotency_key). */
+            dry_run?: boolean;
             name?: string;
             /** @description One OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub: ed25519, ECDSA (nistp256/384/521) or RSA of at least 2048 bits. */
             ssh_public_key?: string;
@@ -1868,8 +1897,96 @@ export interface components {
             startup_script?: string | null;
             recovery?: components["schemas"]["RecoveryIn"];
         };
+        /** @description GET /v1/gpus filters (all but limit), as JSON values: the machine the template wants. */
+        TemplateSearch: {
+            /**
+             * @description GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).
+             * @example H100
+             */
+            gpu_type?: string;
+            /**
+             * @description Exactly this many GPUs in the machine.
+             * @example 8
+             */
+            gpu_count?: number;
+            /**
+             * @description Memory of each GPU, at least, in GB.
+             * @example 80
+             */
+            min_vram_gb?: number;
+            /**
+             * @description Download bandwidth, at least, in Mbit/s.
+             * @example 1000
+             */
+            min_download_mbps?: number;
+            /**
+             * @description Open ports, at least.
+             * @example 2
+             */
+            min_ports?: number;
+            /**
+             * @description vCPUs, at least.
+             * @example 16
+             */
+            min_cpus?: number;
+            /**
+             * @description System memory, at least, in GB.
+             * @example 64
+             */
+            min_ram_gb?: number;
+            /**
+             * @description Disk, at least, in GB.
+             * @example 100
+             */
+            min_disk_gb?: number;
+            /**
+             * @description Per-GPU ceiling in USD per hour (not a whole-machine price): nodes whose price_per_gpu_hour_cents is at most this.
+             * @example 2.5
+             */
+            max_price_per_gpu_hour?: number;
+            /**
+             * @description ISO 3166-1 alpha-2 country code, e.g. US (any case).
+             * @example US
+             */
+            country?: string;
+            /**
+             * @description The provider's region name, e.g. us-east-1 (any case).
+             * @example us-east-1
+             */
+            region?: string;
+            /**
+             * @description Machines that can (true) or cannot (false) run Docker inside.
+             * @example true
+             */
+            docker_in_docker?: boolean;
+            /**
+             * @description Machines with (true) or without (false) MIG-partitioned GPUs.
+             * @example true
+             */
+            mig?: boolean;
+            /**
+             * @description Bare-metal machines (true) or not (false).
+             * @example true
+             */
+            baremetal?: boolean;
+            /**
+             * @description Virtual machines (true) or not (false).
+             * @example true
+             */
+            virtualized?: boolean;
+            /**
+             * @description Only this provider: one of sandbox, vast, runpod, lambda that this server enables (GET /v1/providers lists them).
+             * @example sandbox
+             */
+            provider?: string;
+            /**
+             * @description Comma-separated key=value pairs (also !=, >=, <=, >, <) matched against the raw upstream fields of the providers that know the key (see each provider's extra_filter_keys); keys a provider does not know are listed in its ignored_filters.
+             * @default
+             */
+            extra_filters?: string;
+        };
         /**
-         * @description Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate, under the token's cap and the same window end, with the same options (volumes only at the same provider and region).
+         * @description Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate (a rental by search: its max_price_per_gpu_hour), under the token's cap and the same window end, with the same options (volumes only at the same provider and region).
          * @example {
          *       "max_attempts": 3
          *     }
@@ -1877,6 +1994,19 @@ export interface components {
         RecoveryIn: {
             /** @description Replacements rented at most, one after each loss (1-10). */
             max_attempts: number;
+        };
+        QuoteCreate: {
+            /**
+             * @description A node id from GET /v1/gpus; or send search.
+             * @example sandbox:100123
+             */
+            node_id?: string;
+            /** @description GET /v1/gpus filters (all but limit), as JSON values: the cheapest match whose live price is verified and within max_price_per_gpu_hour; or send node_id. */
+            search?: components["schemas"]["TemplateSearch"];
+            /** @description The hours the rental is for (its shutdown window), as on POST /v1/instances; required for a token with a spend cap. */
+            termination_hours?: number;
+            /** @description The rental's name, unless POST /v1/instances sends one. */
+            name?: string;
         };
         ScheduleRemovalRequest: {
             /**
@@ -1969,94 +2099,6 @@ export interface components {
              */
             volume_ids?: string[];
             search?: components["schemas"]["TemplateSearch"];
-        };
-        /** @description GET /v1/gpus filters (all but limit), as JSON values: the machine the template wants. */
-        TemplateSearch: {
-            /**
-             * @description GPU family, e.g. H100, A100, RTX4090 (case and spaces do not matter: "rtx 4090" works).
-             * @example H100
-             */
-            gpu_type?: string;
-            /**
-             * @description Exactly this many GPUs in the machine.
-             * @example 8
-             */
-            gpu_count?: number;
-            /**
-             * @description Memory of each GPU, at least, in GB.
-             * @example 80
-             */
-            min_vram_gb?: number;
-            /**
-             * @description Download bandwidth, at least, in Mbit/s.
-             * @example 1000
-             */
-            min_download_mbps?: number;
-            /**
-             * @description Open ports, at least.
-             * @example 2
-             */
-            min_ports?: number;
-            /**
-             * @description vCPUs, at least.
-             * @example 16
-             */
-            min_cpus?: number;
-            /**
-             * @description System memory, at least, in GB.
-             * @example 64
-             */
-            min_ram_gb?: number;
-            /**
-             * @description Disk, at least, in GB.
-             * @example 100
-             */
-            min_disk_gb?: number;
-            /**
-             * @description Per-GPU ceiling in USD per hour (not a whole-machine price): nodes whose price_per_gpu_hour_cents is at most this.
-             * @example 2.5
-             */
-            max_price_per_gpu_hour?: number;
-            /**
-             * @description ISO 3166-1 alpha-2 country code, e.g. US (any case).
-             * @example US
-             */
-            country?: string;
-            /**
-             * @description The provider's region name, e.g. us-east-1 (any case).
-             * @example us-east-1
-             */
-            region?: string;
-            /**
-             * @description Machines that can (true) or cannot (false) run Docker inside.
-             * @example true
-             */
-            docker_in_docker?: boolean;
-            /**
-             * @description Machines with (true) or without (false) MIG-partitioned GPUs.
-             * @example true
-             */
-            mig?: boolean;
-            /**
-             * @description Bare-metal machines (true) or not (false).
-             * @example true
-             */
-            baremetal?: boolean;
-            /**
-             * @description Virtual machines (true) or not (false).
-             * @example true
-             */
-            virtualized?: boolean;
-            /**
-             * @description Only this provider: one of sandbox, vast, runpod, lambda that this server enables (GET /v1/providers lists them).
-             * @example sandbox
-             */
-            provider?: string;
-            /**
-             * @description Comma-separated key=value pairs (also !=, >=, <=, >, <) matched against the raw upstream fields of the providers that know the key (see each provider's extra_filter_keys); keys a provider does not know are listed in its ignored_filters.
-             * @default
-             */
-            extra_filters?: string;
         };
         /** @description Fields left out are kept; null clears a nullable one; image_id or image replaces the other. */
         TemplateUpdate: {
@@ -2356,6 +2398,11 @@ export interface components {
         ErrorOut: {
             /** @description What went wrong and what to change. */
             detail: string;
+            /**
+             * @description Where a client acts on the kind of refusal: PRICE_CHANGED (409), a quote's node costs more now; quote again.
+             * @enum {string}
+             */
+            code?: "PRICE_CHANGED";
         };
         OpenApiDocument: {
             [key: string]: unknown;
@@ -2842,6 +2889,30 @@ export interface components {
             /** @description At the end of the pass: how long the oldest due start not yet taken (a reservation past starts_at, a spot claim never tried, a machine to recover) has waited; null: none. */
             oldest_due_start_seconds: number | null;
         };
+        /**
+         * @description What the rental would do (dry_run): nothing was charged, committed or kept.
+         * @example {
+         *       "node_id": "sandbox:100123",
+         *       "rate_cents_per_hour": 245,
+         *       "price_per_gpu_hour_cents": 245,
+         *       "charged_now_cents": 245,
+         *       "commitment_cents": 980,
+         *       "cap_remaining_after_cents": 4020
+         *     }
+         */
+        RentalDryRunOut: {
+            /** @description The node it rents: the one named, or the cheapest match of the search now. */
+            node_id: string;
+            /** @description The whole machine, an hour, as it is charged. */
+            rate_cents_per_hour: number;
+            price_per_gpu_hour_cents: number;
+            /** @description What the rental charges at once: its first hour. */
+            charged_now_cents: number;
+            /** @description What it commits on the token's spend cap: rate x termination_hours (1 hour without them). */
+            commitment_cents: number;
+            /** @description What the token's tightest spend cap leaves once it commits; null without a cap. */
+            cap_remaining_after_cents: number | null;
+        };
         InstanceOut: {
             id: string;
             tenant_id: string;
@@ -2903,6 +2974,39 @@ export interface components {
             failure: string | null;
             /** @description Volumes of the machine this one replaced that it did not take: they stay at their provider and region. */
             left_volume_ids: string[];
+        };
+        /**
+         * @example {
+         *       "id": "quo_9q4m2xk7c3rwh8vt",
+         *       "node_id": "sandbox:100123",
+         *       "rate_cents_per_hour": 245,
+         *       "price_per_gpu_hour_cents": 245,
+         *       "charged_now_cents": 245,
+         *       "commitment_cents": 980,
+         *       "cap_remaining_after_cents": 4020,
+         *       "termination_hours": 4,
+         *       "expires_at": "2026-12-01T09:00:00Z"
+         *     }
+         */
+        QuoteOut: {
+            id: string;
+            /** @description The node it rents: the one named, or the cheapest match of the search now. */
+            node_id: string;
+            /** @description The whole machine, an hour, as it is charged. */
+            rate_cents_per_hour: number;
+            price_per_gpu_hour_cents: number;
+            /** @description What the rental charges at once: its first hour. */
+            charged_now_cents: number;
+            /** @description What it commits on the token's spend cap: rate x termination_hours (1 hour without them). */
+            commitment_cents: number;
+            /** @description What the token's tightest spend cap leaves once it commits; null without a cap. */
+            cap_remaining_after_cents: number | null;
+            termination_hours: number | null;
+            /**
+             * Format: date-time
+             * @description Rent with quote_id before this (120 s after the quote).
+             */
+            expires_at: string;
         };
         SSHKeyOut: {
             id: string;
@@ -7152,6 +7256,17 @@ export interface operations {
             };
         };
         responses: {
+            /** @description dry_run: what the rental would charge, commit and leave of the cap; nothing was changed */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RentalDryRunOut"];
+                };
+            };
             /** @description Renting: the machine is provisioning (Idempotent-Replayed: true on a retry) */
             201: {
                 headers: {
@@ -7209,7 +7324,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The node is gone, the account is paused, or the idempotency key was used for another request */
+            /** @description quote_id names no quote of this tenant */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The node is gone, nothing matching the search passed, the quote expired or was used, its price rose (code PRICE_CHANGED), the account is paused, or the idempotency key was used for another request */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7275,6 +7401,170 @@ export interface operations {
                 };
             };
             /** @description Renting is not open yet, or the provider cannot be reached; nothing charged */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    quoteRental: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "node_id": "sandbox:100123",
+                 *       "termination_hours": 4,
+                 *       "name": "trainer"
+                 *     }
+                 */
+                "application/json": components["schemas"]["QuoteCreate"];
+            };
+        };
+        responses: {
+            /** @description The quote: what the rental would charge, commit and leave of the cap */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuoteOut"];
+                };
+            };
+            /** @description Malformed request: the body is not valid JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The rental would be refused: balance short of the first hour, or past the spend cap */
+            402: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `rent` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The node is gone, nothing matching the search passed, or the account is paused */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is over 100 kB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A body sent with another Content-Type than application/json (or an unsupported charset or encoding) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `errors` names each field to fix */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Renting is not open yet, or the provider cannot be reached */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -11,6 +11,7 @@ const STATUS: Record<ErrorCode, number> = {
   SCOPE_NOT_HELD: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  PRICE_CHANGED: 409,
   SPEND_CAP_EXCEEDED: 402,
   BURN_CEILING_EXCEEDED: 402,
   INSUFFICIENT_FUNDS: 402,
@@ -22,16 +23,18 @@ const STATUS: Record<ErrorCode, number> = {
   INVALID_CREDENTIALS: 401,
 };
 
+/** Codes a client tells apart from others of their status by the body's `code` (a 409 PRICE_CHANGED: quote again). */
+const CODED: ReadonlySet<ErrorCode> = new Set(['PRICE_CHANGED']);
+
 export interface HttpError {
   status: number;
-  body: { detail: string; errors?: FieldProblem[] };
+  body: { detail: string; code?: ErrorCode; errors?: FieldProblem[] };
 }
 
 export function toHttpError(error: DomainError): HttpError {
   const status = STATUS[error.code];
-  return status === 422
-    ? { status, body: { detail: error.message, errors: error.problems } }
-    : { status, body: { detail: error.message } };
+  if (status === 422) return { status, body: { detail: error.message, errors: error.problems } };
+  return { status, body: { detail: error.message, ...(CODED.has(error.code) && { code: error.code }) } };
 }
 
 export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;

@@ -87,8 +87,9 @@ export function apiCallOf(tool: ToolSpec, args: Record<string, unknown>): ApiCal
 /** The MCP result of an API answer: JSON as structuredContent (a list as `{items}`, a 204 as `{ok: true}`) and as text. */
 export function resultOf(tool: ToolSpec, outcome: ApiOutcome): CallToolResult {
   if (outcome.status >= 400) {
-    const detail = (outcome.body as { detail?: unknown } | undefined)?.detail;
-    return errorResult(typeof detail === 'string' ? detail : `the API answered ${outcome.status}`);
+    const { detail, code } = (outcome.body ?? {}) as { detail?: unknown; code?: unknown };
+    // the code an API client branches on leads the text, where an agent reads it first
+    return errorResult(`${typeof code === 'string' ? `${code}: ` : ''}${typeof detail === 'string' ? detail : `the API answered ${outcome.status}`}`);
   }
   if (tool.output === 'empty' || outcome.body === undefined) return { structuredContent: { ok: true }, content: [{ type: 'text', text: '{"ok":true}' }] };
   const structured = tool.output === 'list' ? { items: outcome.body } : (outcome.body as Record<string, unknown>);

@@ -130,13 +130,21 @@ function inputOf(name: string, op: Operation, components: Record<string, JsonSch
 }
 
 function outputOf(op: Operation, components: Record<string, JsonSchema>): { outputSchema: JsonSchema & { type: 'object' }; output: OutputShape } {
-  const success = Object.entries(op.responses ?? {})
+  const successes = Object.entries(op.responses ?? {})
     .filter(([status]) => /^2\d\d$/.test(status))
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([, response]) => response.content?.['application/json']?.schema)
-    .find((schema) => schema !== undefined);
+    .filter((schema): schema is JsonSchema => schema !== undefined);
+  const [success] = successes;
   if (!success) return { output: 'empty', outputSchema: { type: 'object', properties: { ok: { type: 'boolean', const: true } }, required: ['ok'], additionalProperties: false } };
-  const top = resolveTop(success, components);
+  const tops = successes.map((schema) => resolveTop(schema, components));
+  if (tops.length > 1) {
+    // answers of several shapes (a dry run's 200 beside a rental's 201): the structured content is any one of them
+    if (tops.some((top) => top.type !== 'object')) throw new Error(`${op.operationId}: answers of several shapes must each be an object`);
+    const { schema, defs } = localise({ type: 'object', anyOf: successes }, components);
+    return { output: 'object', outputSchema: withDefs(schema, defs) as JsonSchema & { type: 'object' } };
+  }
+  const top = tops[0]!;
   if (top.type === 'array') {
     const { schema, defs } = localise({ type: 'object', properties: { items: top }, required: ['items'], additionalProperties: false }, components);
     return { output: 'list', outputSchema: withDefs(schema, defs) as JsonSchema & { type: 'object' } };

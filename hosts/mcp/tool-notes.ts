@@ -17,10 +17,18 @@ const NOTES: Record<string, ToolNote> = {
     text:
       'Money: charges the first hour (rate_cents_per_hour) to the balance now, and the token\'s spend cap commits rate x termination_hours; ' +
       'past the cap, a burn ceiling (max_burn_cents_per_hour; get_token_self says what is left) or the balance it fails (402) with nothing charged. Send a fresh idempotency_key per machine and the same key when you retry: ' +
-      'a retry answers the machine rented the first time, never a second one. Pick node_id from search_gpus. ' +
+      'a retry answers the machine rented the first time, never a second one. Quote first: quote_rental with node_id (from search_gpus) or search ' +
+      'answers the price and what it charges and commits, held 120 s; then rent with its quote_id, never charged above it (a rise answers PRICE_CHANGED: quote again). ' +
+      'search rents the cheapest match at or under max_price_per_gpu_hour; dry_run: true answers the figures and changes nothing. ' +
       'With recovery {max_attempts}, a machine lost, preempted or failed is replaced by the sweep (each replacement is a new rental: first hour charged, within the same cap and window); follow replaced_by.',
     hints: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
     agentRequired: ['idempotency_key'],
+  },
+  quote_rental: {
+    text:
+      'Money: charges and commits nothing; answers what rent_instance would charge now, commit on the cap and leave of it, refused (402, 409) as the rental would be. ' +
+      'Rent it with rent_instance {quote_id, idempotency_key} within 120 s (expires_at): once, at no more than rate_cents_per_hour.',
+    hints: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
   },
   terminate_instance: {
     text: 'Ends the machine for good (its disk is deleted); unused time after the first hour is refunded. Calling it on an ended machine answers it again.',

@@ -37,6 +37,7 @@ const EXPECTED = [
   'POST /v1/operator/tenants/{tenant_id}/credit',
   'POST /v1/billing/charges',
   'POST /v1/instances',
+  'POST /v1/quotes',
   'GET /v1/instances',
   'GET /v1/instances/{instance_id}',
   'POST /v1/instances/{instance_id}/terminate',
@@ -195,7 +196,7 @@ describe('/openapi.json', () => {
     expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'post')).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422', '429', '431', 'default']);
     expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'delete')).toEqual(['200', '400', '401', '403', '404', '409', '422', '429', '431', 'default']);
     expect(statuses('/v1/billing/charges', 'post')).toEqual(['201', '400', '401', '404', '413', '415', '422', '429', '431', 'default']);
-    expect(statuses('/v1/instances', 'post')).toEqual(['201', '400', '401', '402', '403', '409', '413', '415', '422', '429', '431', '503', 'default']);
+    expect(statuses('/v1/instances', 'post')).toEqual(['200', '201', '400', '401', '402', '403', '404', '409', '413', '415', '422', '429', '431', '503', 'default']);
     // terminating twice answers the instance again: no 409
     expect(statuses('/v1/instances/{instance_id}/terminate', 'post')).toEqual(['200', '400', '401', '403', '404', '422', '429', '431', 'default']);
     // a scope-less bearer route cannot answer 403 unless its own outcome says so

@@ -223,6 +223,36 @@ describe('instances', () => {
     await api('POST', `/v1/instances/${(json(first.stdout) as { id: string }).id}/terminate`);
   });
 
+  it('rent by search flags, quote then rent --quote, and --dry-run that rents nothing', async () => {
+    const gpus = await api('GET', '/v1/gpus?gpu_count=1&limit=200');
+    const node = gpus.nodes.find((n: any) => n.price_verified && n.price_per_hour_cents <= 300);
+    const flags = ['--gpu-type', node.gpu_type, '--gpu-count', '1', '--max-price', (node.price_per_gpu_hour_cents / 100).toFixed(2), '--hours', '1'];
+    const before = (await api('GET', '/v1/instances')).length;
+    const dry = await cli.run(['rent', ...flags, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/^Dry run, nothing rented: \S+ at \$\d+\.\d\d\/h: \$\d+\.\d\d charged now, \$\d+\.\d\d committed/);
+    expect((await api('GET', '/v1/instances')).length).toBe(before);
+
+    const rented = await cli.run(['rent', ...flags, '--json']);
+    expect(rented.code, rented.stderr).toBe(0);
+    const instance = json(rented.stdout) as { id: string; gpu_type: string; rate_cents_per_hour: number };
+    expect(instance.gpu_type).toBe(node.gpu_type);
+    expect(instance.rate_cents_per_hour).toBeLessThanOrEqual(node.price_per_gpu_hour_cents);
+
+    const quoted = await cli.run(['quote', ...flags]);
+    expect(quoted.code, quoted.stderr).toBe(0);
+    const quoteId = /^(quo_[a-z0-9]+): /.exec(quoted.stdout)![1]!;
+    expect(quoted.stdout).toContain(`gpuctl rent --quote ${quoteId}`);
+    const byQuote = await cli.run(['rent', '--quote', quoteId, '--json']);
+    expect(byQuote.code, byQuote.stderr).toBe(0);
+    const again = await cli.run(['rent', '--quote', quoteId]);
+    expect(again.code).toBe(6);
+    expect(again.stderr).toMatch(/used by instance/);
+    const both = await cli.run(['rent', node.id, '--gpu-type', 'H100']);
+    expect(both.code).toBe(2);
+    for (const id of [instance.id, (json(byQuote.stdout) as { id: string }).id]) await api('POST', `/v1/instances/${id}/terminate`);
+  });
+
   it('rent --wait waits while it provisions, then prints the ssh command', async () => {
     const waiting = cli.start(['rent', freshNode(), '--hours', '1', '--name', 'waited', '--wait']);
     waiting.child.stdin!.end();

@@ -7,6 +7,7 @@ import { CliError, EXIT } from '../exit-codes.ts';
 import { fields, money, rate, relative, table } from '../format.ts';
 import { integer, moment } from '../parse.ts';
 import { sleep, spinner } from '../spinner.ts';
+import { filterFlags, filterQuery, type FilterOptions } from './market.ts';
 
 type Instance = Schema<'InstanceOut'>;
 
@@ -77,13 +78,33 @@ async function waitUntilRunning(session: Session, first: Instance): Promise<Inst
 
 const instancePath = (id: string) => ({ params: { path: { instance_id: id } } });
 
+/** The node a rental or quote is of: a node id, or the search its filter flags make (exactly one). */
+function nodeOrSearch(nodeId: string | undefined, options: FilterOptions): { node_id: string } | { search: Record<string, unknown> } | Record<string, never> {
+  const search = filterQuery(options) as Record<string, unknown>;
+  const searching = Object.keys(search).length > 0;
+  if (nodeId && searching) throw new CliError('name a node id or search flags (--gpu-type, --max-price...), not both', EXIT.usage);
+  return nodeId ? { node_id: nodeId } : searching ? { search } : {};
+}
+
+const isInstance = (answer: Instance | Figures): answer is Instance => 'status' in answer;
+
+type Figures = Schema<'RentalDryRunOut'>;
+
+const figuresLine = (f: Figures) =>
+  `${f.node_id} at ${rate(f.rate_cents_per_hour)}: ${money(f.charged_now_cents)} charged now, ${money(f.commitment_cents)} committed` +
+  (f.cap_remaining_after_cents === null ? '' : `, ${money(f.cap_remaining_after_cents)} of the cap left after`);
+
 export function registerInstances(program: Command): void {
   example(
     withJson(
-      program
-        .command('rent')
-        .description('Rent a node from `gpuctl gpus`: the first hour is charged now')
-        .argument('<node_id>', 'a node id from `gpuctl gpus`, e.g. sandbox:100123')
+      filterFlags(
+        program
+          .command('rent')
+          .description('Rent a node from `gpuctl gpus`, the cheapest match of search flags, or a quote: the first hour is charged now')
+          .argument('[node_id]', 'a node id from `gpuctl gpus`, e.g. sandbox:100123; or search flags, or --quote'),
+      )
+        .option('--quote <id>', 'a quote from `gpuctl quote` (quo_...): its node and hours, at no more than its price')
+        .option('--dry-run', 'show what it would charge and commit, and rent nothing')
         .option('--hours <n>', 'shutdown window: removed this many hours after creation (required by a capped token)', integer(1, 8_760))
         .option('--name <name>', 'a name to know it by')
         .option('--ssh-key <file|id>', 'a public key file (~/.ssh/id_ed25519.pub) or a saved key id (key_...)')
@@ -93,12 +114,17 @@ export function registerInstances(program: Command): void {
         .option('--wait', 'wait until it runs, then print the ssh command'),
     ),
     'gpuctl rent sandbox:100123 --hours 4 --name trainer --ssh-key ~/.ssh/id_ed25519.pub --wait',
+    'gpuctl rent --gpu-type H100 --max-price 2.5 --hours 4 --ssh-key ~/.ssh/id_ed25519.pub',
+    'gpuctl rent --quote quo_abc123 --ssh-key key_abc123',
     'gpuctl rent sandbox:100123 --hours 8 --recover 3',
-  ).action(async (nodeId: string, _options: unknown, command: Command) => {
-    const options = optionsOf<{ hours?: number; name?: string; sshKey?: string; template?: string; idempotencyKey?: string; recover?: number; wait?: boolean }>(command);
+  ).action(async (nodeId: string | undefined, _options: unknown, command: Command) => {
+    type RentOptions = FilterOptions & { quote?: string; dryRun?: boolean; hours?: number; name?: string; sshKey?: string; template?: string; idempotencyKey?: string; recover?: number; wait?: boolean; json?: boolean };
+    const options = optionsOf<RentOptions>(command);
     const session = connect(command);
     const body = {
-      node_id: nodeId,
+      ...nodeOrSearch(nodeId, options),
+      ...(options.quote && { quote_id: options.quote }),
+      ...(options.dryRun && { dry_run: true }),
       idempotency_key: options.idempotencyKey ?? randomUUID(),
       ...(options.hours && { termination_hours: options.hours }),
       ...(options.name && { name: options.name }),
@@ -106,7 +132,9 @@ export function registerInstances(program: Command): void {
       ...(options.template && { template_id: options.template }),
       ...(options.recover && { recovery: { max_attempts: options.recover } }),
     };
-    let instance = await expectOk(session, session.client.POST('/v1/instances', { body }));
+    const answer = await expectOk(session, session.client.POST('/v1/instances', { body }));
+    if (!isInstance(answer)) return options.json ? printJson(answer) : print(`Dry run, nothing rented: ${figuresLine(answer)}`);
+    let instance = answer;
     if (!options.wait) {
       if (options.json) return printJson(instance);
       return print(`Rented ${instance.id} on ${instance.node_id} at ${rate(instance.rate_cents_per_hour)} (${money(instance.charged_cents)} charged); ${instance.status}. Wait for it: gpuctl show ${instance.id}`);
@@ -116,6 +144,27 @@ export function registerInstances(program: Command): void {
     if (options.json) return printJson(instance);
     const ssh = sshCommand(instance);
     print(`${instance.id} is running.${ssh ? `\n${ssh}` : ''}`);
+  });
+
+  example(
+    withJson(
+      filterFlags(
+        program
+          .command('quote')
+          .description('Price a rental now and hold the price 120 s; `gpuctl rent --quote <id>` rents it at no more. Nothing is charged')
+          .argument('[node_id]', 'a node id from `gpuctl gpus`; or search flags'),
+      )
+        .option('--hours <n>', 'the shutdown window it is for (required by a capped token)', integer(1, 8_760))
+        .option('--name <name>', "the rental's name"),
+    ),
+    'gpuctl quote --gpu-type H100 --max-price 2.5 --hours 4',
+  ).action(async (nodeId: string | undefined, _options: unknown, command: Command) => {
+    const options = optionsOf<FilterOptions & { hours?: number; name?: string; json?: boolean }>(command);
+    const session = connect(command);
+    const body = { ...nodeOrSearch(nodeId, options), ...(options.hours && { termination_hours: options.hours }), ...(options.name && { name: options.name }) };
+    const quote = await expectOk(session, session.client.POST('/v1/quotes', { body }));
+    if (options.json) return printJson(quote);
+    print(`${quote.id}: ${figuresLine(quote)}; valid until ${quote.expires_at}. Rent it: gpuctl rent --quote ${quote.id}`);
   });
 
   example(withJson(program.command('ls').description('Your instances, newest first')), 'gpuctl ls', 'gpuctl ls --json | jq -r ".[].id"').action(

@@ -7,7 +7,7 @@ import { decimal, integer, usd } from '../parse.ts';
 // by path, not operationId: operations are renamed to read as MCP tools
 type SearchQuery = NonNullable<paths['/v1/gpus']['get']['parameters']['query']>;
 
-interface FilterOptions {
+export interface FilterOptions {
   gpuType?: string;
   gpuCount?: number;
   minVramGb?: string;
@@ -28,7 +28,7 @@ interface FilterOptions {
 }
 
 /** Each GET /v1/gpus filter as a flag; a boolean filter as --x and --no-x (neither: any). */
-function filterFlags(command: Command): Command {
+export function filterFlags(command: Command): Command {
   command
     .option('--gpu-type <family>', 'GPU family: H100, A100, RTX4090... (any case or spacing)')
     .option('--gpu-count <n>', 'exactly this many GPUs', integer(1, 64))
@@ -58,7 +58,7 @@ function filterFlags(command: Command): Command {
  * The query the flags ask for. Decimals stay the text the user typed: the query string carries text and the
  * server reads prices exactly into cents (the generated type says number because the document does).
  */
-function filterQuery(options: FilterOptions): SearchQuery {
+export function filterQuery(options: FilterOptions): SearchQuery {
   const text = (value: string | undefined) => value as unknown as number | undefined;
   const query: Record<string, unknown> = {
     gpu_type: options.gpuType,

@@ -3,7 +3,18 @@ import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
-import { InstanceCreate, InstanceIdParams, InstanceOut, ScheduleRemovalRequest, instanceOut } from '../schemas/instances.ts';
+import {
+  figuresOut,
+  InstanceCreate,
+  InstanceIdParams,
+  InstanceOut,
+  instanceOut,
+  QuoteCreate,
+  QuoteOut,
+  quoteOut,
+  RentalDryRunOut,
+  ScheduleRemovalRequest,
+} from '../schemas/instances.ts';
 
 const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
@@ -32,11 +43,12 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       path: '/v1/instances',
       operationId: 'rentInstance',
       commitsMoney: true,
-      summary: 'Rent a node from GET /v1/gpus; the first hour is charged now',
+      summary: 'Rent a node from GET /v1/gpus, the cheapest match of a search, or a quote; the first hour is charged now',
       tags: ['instances'],
       access: rent,
       body: InstanceCreate,
       responses: [
+        { status: 200, description: 'dry_run: what the rental would charge, commit and leave of the cap; nothing was changed', schema: RentalDryRunOut },
         {
           status: 201,
           description: 'Renting: the machine is provisioning (Idempotent-Replayed: true on a retry)',
@@ -44,12 +56,21 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
           headers: { 'Idempotent-Replayed': z.literal('true').optional().meta({ description: 'Present on a retry with the same idempotency_key: this is the instance rented the first time.' }) },
         },
         { status: 402, description: 'Balance short of the first hour, or the spend cap would be exceeded', schema: ErrorOut },
-        { status: 409, description: 'The node is gone, the account is paused, or the idempotency key was used for another request', schema: ErrorOut },
+        { status: 404, description: 'quote_id names no quote of this tenant', schema: ErrorOut },
+        {
+          status: 409,
+          description:
+            'The node is gone, nothing matching the search passed, the quote expired or was used, its price rose (code PRICE_CHANGED), the account is paused, or the idempotency key was used for another request',
+          schema: ErrorOut,
+        },
         { status: 503, description: 'Renting is not open yet, or the provider cannot be reached; nothing charged', schema: ErrorOut },
       ],
       async handle({ caller, body }) {
-        const { instance, replayed } = await rentals.rent(caller!, {
+        const request = {
           nodeId: body.node_id ?? null,
+          // left out when not sent: a node id's request (and its idempotency digest) reads as it always has
+          ...(body.search && { search: body.search }),
+          ...(body.quote_id && { quoteId: body.quote_id }),
           name: body.name ?? null,
           sshPublicKey: body.ssh_public_key ?? null,
           terminationHours: body.termination_hours ?? null,
@@ -62,8 +83,29 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
           ports: body.ports ?? null,
           startupScript: body.startup_script ?? null,
           recovery: body.recovery ? { maxAttempts: body.recovery.max_attempts } : null,
-        });
+        };
+        if (body.dry_run) return { status: 200, body: figuresOut(await rentals.dryRun(caller!, request)) };
+        const { instance, replayed } = await rentals.rent(caller!, request);
         return { status: 201, body: out(instance), ...(replayed && { headers: { 'idempotent-replayed': 'true' } }) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/quotes',
+      operationId: 'quoteRental',
+      summary: 'Price a rental now and hold the price 120 s: POST /v1/instances with its quote_id rents it at no more; nothing is charged',
+      tags: ['instances'],
+      access: rent,
+      body: QuoteCreate,
+      responses: [
+        { status: 201, description: 'The quote: what the rental would charge, commit and leave of the cap', schema: QuoteOut },
+        { status: 402, description: 'The rental would be refused: balance short of the first hour, or past the spend cap', schema: ErrorOut },
+        { status: 409, description: 'The node is gone, nothing matching the search passed, or the account is paused', schema: ErrorOut },
+        { status: 503, description: 'Renting is not open yet, or the provider cannot be reached', schema: ErrorOut },
+      ],
+      async handle({ caller, body }) {
+        const quote = await rentals.quote(caller!, { nodeId: body.node_id ?? null, search: body.search ?? null, terminationHours: body.termination_hours ?? null, name: body.name ?? null });
+        return { status: 201, body: quoteOut(quote) };
       },
     }),
     defineRoute({

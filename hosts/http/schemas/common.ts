@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { parseUsd, type UsdParseOptions } from '../../../core/money.ts';
 
 export const ErrorOut = z
-  .object({ detail: z.string().meta({ description: 'What went wrong and what to change.' }) })
+  .object({
+    detail: z.string().meta({ description: 'What went wrong and what to change.' }),
+    code: z.enum(['PRICE_CHANGED']).optional().meta({ description: "Where a client acts on the kind of refusal: PRICE_CHANGED (409), a quote's node costs more now; quote again." }),
+  })
   .meta({ id: 'ErrorOut' });
 
 export const ValidationErrorOut = z

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { sshUserOf } from '../../../adapters/providers/registry.ts';
 import { MAX_RECOVERY_ATTEMPTS } from '../../../core/recovery/recovery.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
-import { dateTime, dateTimeOut, EXAMPLE_TIME, isoOrNull, resourceId } from './common.ts';
-import { EXAMPLE_SSH_PUBLIC_KEY, sshPublicKeyField, TemplateUpdate } from './catalog.ts';
+import type { RentalFigures, RentalQuote } from '../../../core/quotes/quote.ts';
+import { dateTime, dateTimeOut, EXAMPLE_TIME, exampleId, isoOrNull, resourceId } from './common.ts';
+import { EXAMPLE_SSH_PUBLIC_KEY, sshPublicKeyField, TemplateSearchIn, TemplateUpdate } from './catalog.ts';
 
 const RecoveryIn = z
   .strictObject({
@@ -12,7 +13,7 @@ const RecoveryIn = z
   .meta({
     id: 'RecoveryIn',
     description:
-      "Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate, under the token's cap and the same window end, with the same options (volumes only at the same provider and region).",
+      "Managed recovery: when the machine is lost upstream, preempted or fails at its provider, the sweep rents the cheapest node of the same GPUs with at least its CPUs, RAM and disk, at no more than this machine's per-GPU rate (a rental by search: its max_price_per_gpu_hour), under the token's cap and the same window end, with the same options (volumes only at the same provider and region).",
     examples: [{ max_attempts: 3 }],
   });
 
@@ -27,7 +28,20 @@ const RecoveryOut = z
 
 export const InstanceCreate = z
   .strictObject({
-    node_id: z.string().trim().min(3).max(200).optional().meta({ examples: ['sandbox:100123'], description: 'A node id from GET /v1/gpus, e.g. sandbox:100123. Without it, template_id must name a template with a search: its cheapest match is rented.' }),
+    node_id: z.string().trim().min(3).max(200).optional().meta({
+      examples: ['sandbox:100123'],
+      description: 'A node id from GET /v1/gpus, e.g. sandbox:100123. Send exactly one of node_id, search and quote_id; with none, template_id must name a template with a search: its cheapest match is rented.',
+    }),
+    search: TemplateSearchIn.optional().meta({
+      description:
+        'GET /v1/gpus filters (all but limit), as JSON values: the cheapest match whose live price is verified and at or under max_price_per_gpu_hour is rented, the next ones tried (at most 5) when one is gone or dearer now; the instance names the node_id chosen.',
+    }),
+    quote_id: resourceId('quo').optional().meta({
+      description: "A quote from POST /v1/quotes (valid 120 s, used once): its node for its hours at no more than its rate; 409 code PRICE_CHANGED when the price rose. Don't send node_id, search or other termination_hours.",
+    }),
+    dry_run: z.boolean().optional().meta({
+      description: 'true: answer 200 with what this request would charge, commit and leave of the cap, passing every check, and change nothing (nor take the idempotency_key).',
+    }),
     name: z.string().trim().max(200).optional(),
     // the check of a saved key (POST /v1/ssh-keys): the same parser, the same reasons
     ssh_public_key: sshPublicKeyField().optional(),
@@ -49,8 +63,66 @@ export const InstanceCreate = z
     examples: [
       { node_id: 'sandbox:100123', name: 'trainer', ssh_public_key: EXAMPLE_SSH_PUBLIC_KEY, termination_hours: 4, idempotency_key: 'trainer-2026-11-21-1' },
       { node_id: 'sandbox:100123', name: 'trainer', termination_hours: 8, idempotency_key: 'trainer-2026-11-21-2', recovery: { max_attempts: 3 } },
+      { search: { gpu_type: 'H100', gpu_count: 1, max_price_per_gpu_hour: 2.5 }, name: 'trainer', termination_hours: 4, idempotency_key: 'trainer-2026-11-21-2' },
+      { quote_id: exampleId('quo'), ssh_key_id: exampleId('key'), idempotency_key: 'trainer-2026-11-21-3' },
+      { search: { gpu_type: 'H100', max_price_per_gpu_hour: 2.5 }, termination_hours: 4, dry_run: true },
     ],
   });
+
+const figures = {
+  node_id: z.string().meta({ description: 'The node it rents: the one named, or the cheapest match of the search now.' }),
+  rate_cents_per_hour: z.int().meta({ description: 'The whole machine, an hour, as it is charged.' }),
+  price_per_gpu_hour_cents: z.int(),
+  charged_now_cents: z.int().meta({ description: 'What the rental charges at once: its first hour.' }),
+  commitment_cents: z.int().meta({ description: "What it commits on the token's spend cap: rate x termination_hours (1 hour without them)." }),
+  cap_remaining_after_cents: z.int().nullable().meta({ description: "What the token's tightest spend cap leaves once it commits; null without a cap." }),
+};
+
+const EXAMPLE_FIGURES = {
+  node_id: 'sandbox:100123',
+  rate_cents_per_hour: 245,
+  price_per_gpu_hour_cents: 245,
+  charged_now_cents: 245,
+  commitment_cents: 980,
+  cap_remaining_after_cents: 4_020,
+};
+
+export const RentalDryRunOut = z.object(figures).meta({ id: 'RentalDryRunOut', description: 'What the rental would do (dry_run): nothing was charged, committed or kept.', examples: [EXAMPLE_FIGURES] });
+
+export const QuoteCreate = z
+  .strictObject({
+    node_id: InstanceCreate.shape.node_id.meta({ description: 'A node id from GET /v1/gpus; or send search.' }),
+    search: InstanceCreate.shape.search.meta({ description: 'GET /v1/gpus filters (all but limit), as JSON values: the cheapest match whose live price is verified and within max_price_per_gpu_hour; or send node_id.' }),
+    termination_hours: InstanceCreate.shape.termination_hours.meta({ description: 'The hours the rental is for (its shutdown window), as on POST /v1/instances; required for a token with a spend cap.' }),
+    name: InstanceCreate.shape.name.meta({ description: "The rental's name, unless POST /v1/instances sends one." }),
+  })
+  .meta({
+    id: 'QuoteCreate',
+    examples: [
+      { node_id: 'sandbox:100123', termination_hours: 4, name: 'trainer' },
+      { search: { gpu_type: 'H100', max_price_per_gpu_hour: 2.5 }, termination_hours: 4 },
+    ],
+  });
+
+export const QuoteOut = z
+  .object({
+    id: z.string(),
+    ...figures,
+    termination_hours: z.int().nullable(),
+    expires_at: dateTimeOut().meta({ description: 'Rent with quote_id before this (120 s after the quote).' }),
+  })
+  .meta({ id: 'QuoteOut', examples: [{ id: exampleId('quo'), ...EXAMPLE_FIGURES, termination_hours: 4, expires_at: EXAMPLE_TIME }] });
+
+export const figuresOut = (f: RentalFigures): z.input<typeof RentalDryRunOut> => ({
+  node_id: f.nodeId,
+  rate_cents_per_hour: f.rateCentsPerHour,
+  price_per_gpu_hour_cents: f.perGpuCents,
+  charged_now_cents: f.chargedNowCents,
+  commitment_cents: f.commitmentCents,
+  cap_remaining_after_cents: f.capRemainingAfterCents,
+});
+
+export const quoteOut = (q: RentalQuote): z.input<typeof QuoteOut> => ({ id: q.id, ...figuresOut(q), termination_hours: q.terminationHours, expires_at: q.expiresAt.toISOString() });
 
 export const ScheduleRemovalRequest = z
   .strictObject({ removal_scheduled_at: dateTime().meta({ description: 'ISO 8601, in the future.' }) })

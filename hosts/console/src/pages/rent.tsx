@@ -79,7 +79,8 @@ export function RentPage({ nodeId }: { nodeId: string }) {
     );
     setBusy(false);
     if (answer.error) return setError(answer.error);
-    navigate(`/instances?rented=${encodeURIComponent(answer.data.id)}`);
+    // no dry_run is sent: the answer is the instance
+    if ('id' in answer.data) navigate(`/instances?rented=${encodeURIComponent(answer.data.id)}`);
   };
 
   return (
