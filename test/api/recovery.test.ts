@@ -196,6 +196,34 @@ describe('managed recovery', () => {
     expect((await world.balance(token)).balance_cents).toBe(10_000 - node.rate);
   });
 
+  it("a rental by search is held to the search's max_price_per_gpu_hour instead of the first machine's rate", async () => {
+    const { token } = await world.fundedTenant(100);
+    const node = await firstNode();
+    const ceiling = perGpuCents(node.rate, node.gpuCount) + 100;
+    const search = { gpu_type: node.gpuType, gpu_count: node.gpuCount, max_price_per_gpu_hour: ceiling / 100 };
+    const res = await world.rent(token, { search, termination_hours: 4, recovery: { max_attempts: 1 } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    world.clock.advance(30_000);
+    expect((await instance(token, res.body.id)).status).toBe('running');
+    world.clock.advance(20 * MINUTE);
+    await sweep();
+    // every node like the first now costs more than it did, yet within the search's ceiling
+    const first = (await world.sandbox.listOffers()).find((o) => o.id === res.body.node_id)!;
+    const firstPerGpu = perGpuCents(res.body.rate_cents_per_hour, res.body.gpu_count);
+    const like = (await world.sandbox.listOffers()).filter((o) => o.gpuType === first.gpuType && o.gpuCount === first.gpuCount && o.cpus >= first.cpus && o.ramGb >= first.ramGb && o.diskGb >= first.diskGb);
+    const dearer = firstPerGpu + 50;
+    for (const other of like) {
+      expect((await call('POST', `/v1/operator/sandbox/offers/${other.id}/price`, { headers: OPERATOR, body: { price_per_gpu_hour_usd: (dearer / 100).toFixed(2) } })).status).toBe(200);
+    }
+    expect(dearer).toBeLessThanOrEqual(ceiling);
+    await chaos('lose', res.body.id);
+    world.clock.advance(5 * MINUTE);
+    expect(await sweep()).toMatchObject({ machines_recovered: 1, recoveries_failed: 0 });
+    const next = await instance(token, (await instance(token, res.body.id)).replaced_by);
+    expect(perGpuCents(next.rate_cents_per_hour, next.gpu_count)).toBeGreaterThan(firstPerGpu);
+    expect(perGpuCents(next.rate_cents_per_hour, next.gpu_count)).toBeLessThanOrEqual(ceiling);
+  });
+
   it('takes the volumes along only to the same provider and region; else the replacement names them as left', async () => {
     const { token } = await world.fundedTenant(100);
     const regions = new Set((await world.sandbox.volumeOffers()).map((v) => v.region));
