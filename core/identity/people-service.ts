@@ -2,13 +2,14 @@ import { DomainError, notFound } from '../errors.ts';
 import { identityUnlinkedEvent } from '../events/identity-events.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Mail, MailAllowance, Mailer } from '../ports/mailer.ts';
+import { BackgroundMail, type MailErrorReporter } from './background-mail.ts';
 import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
 import { isActive, linksPeople, type Token } from '../tenancy/token.ts';
 import type { IdentityLink } from './links.ts';
 
 /** Called with a notice that could not be mailed (it left in the background, after the request was answered). */
-export type NoticeErrorReporter = (error: unknown, mail: { to: string; subject: string }) => void;
+export type NoticeErrorReporter = MailErrorReporter;
 
 /** How a person is named to others: the address, else the provider's handle, else the provider's id. */
 export const nameOf = (link: Pick<IdentityLink, 'provider' | 'subject' | 'email' | 'login'>): string =>
@@ -24,18 +25,16 @@ export class PeopleService {
   private readonly storage: Storage;
   private readonly clock: Clock;
   private readonly tenancy: TenancyService;
-  private readonly mailer: Mailer | null;
   private readonly allowance: MailAllowance;
-  private readonly onMailError: NoticeErrorReporter;
-  private readonly sending = new Set<Promise<void>>();
+  /** null: no mailer, no notices. */
+  private readonly mail: BackgroundMail | null;
 
   constructor(deps: { storage: Storage; clock: Clock; tenancy: TenancyService; mailer: Mailer | null; allowance: MailAllowance; onMailError?: NoticeErrorReporter }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.tenancy = deps.tenancy;
-    this.mailer = deps.mailer;
     this.allowance = deps.allowance;
-    this.onMailError = deps.onMailError ?? (() => {});
+    this.mail = deps.mailer ? new BackgroundMail(deps.mailer, deps.onMailError) : null;
   }
 
   /** The caller's tenant's people, oldest link first. */
@@ -74,7 +73,8 @@ export class PeopleService {
    * mailed, within each address's allowance, in the background (the answer does not wait for SMTP).
    */
   async announceLinked(link: IdentityLink): Promise<void> {
-    if (!this.mailer) return;
+    const mail = this.mail;
+    if (!mail) return;
     const { people, tenant, by } = await this.storage.read(async (uow) => ({
       people: await uow.identities.listForTenant(link.tenantId),
       tenant: await uow.tenants.get(link.tenantId),
@@ -84,28 +84,13 @@ export class PeopleService {
     for (const other of people) {
       if (other.id === link.id || !other.email) continue;
       if (!(await this.allowance.take(other.email))) continue;
-      this.deliver(linkedNotice(other.email, link, tenantName, by));
+      mail.send(linkedNotice(other.email, link, tenantName, by));
     }
   }
 
   /** Resolves once every notice handed to the mailer so far has left or failed (tests, a graceful stop). */
   async idle(): Promise<void> {
-    while (this.sending.size > 0) await Promise.all([...this.sending]);
-  }
-
-  private deliver(mail: Mail): void {
-    const mailer = this.mailer!;
-    const sending: Promise<void> = Promise.resolve()
-      .then(() => mailer.send(mail))
-      .catch((error: unknown) => {
-        try {
-          this.onMailError(error, { to: mail.to, subject: mail.subject });
-        } catch {
-          // a reporter that throws must not become an unhandled rejection
-        }
-      })
-      .finally(() => this.sending.delete(sending));
-    this.sending.add(sending);
+    await this.mail?.idle();
   }
 }
 

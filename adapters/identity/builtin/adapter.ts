@@ -2,7 +2,8 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { DomainError, invalidInput } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../../../core/ports/identity.ts';
-import type { Mail, Mailer } from '../../../core/ports/mailer.ts';
+import type { Mailer } from '../../../core/ports/mailer.ts';
+import { BackgroundMail, type MailErrorReporter } from '../../../core/identity/background-mail.ts';
 import { RandomIds } from '../../crypto/node-secrets.ts';
 import { addressOf, maskAddress, normalizeEmail } from './addresses.ts';
 import {
@@ -25,7 +26,7 @@ export const TEMPORARY_PASSWORD_TTL_MS = 7 * 86_400_000;
 export const UNCONFIRMED_TTL_MS = 7 * 86_400_000;
 
 /** Called with a mail that could not be sent (it left in the background, after the request was answered). */
-export type MailErrorReporter = (error: unknown, mail: { to: string; subject: string }) => void;
+export type { MailErrorReporter };
 
 export interface BuiltinIdentityOptions {
   store: BuiltinStore;
@@ -68,22 +69,20 @@ export class BuiltinIdentity implements Identity {
   readonly name = 'builtin';
   private readonly store: BuiltinStore;
   private readonly clock: Clock;
-  private readonly mailer: Mailer;
   private readonly publicUrl: string;
   private readonly redirects: RedirectPolicy;
-  private readonly onMailError: MailErrorReporter;
+  /** Mail leaves in the background: the request is answered now, a failure is reported. */
+  private readonly mail: BackgroundMail;
   private readonly ids = new RandomIds();
-  private readonly sending = new Set<Promise<void>>();
   private dummyHash: Promise<string> | undefined;
   private lastForgotten = Number.NEGATIVE_INFINITY;
 
   constructor(options: BuiltinIdentityOptions) {
     this.store = options.store;
     this.clock = options.clock;
-    this.mailer = options.mailer;
     this.publicUrl = options.publicUrl.replace(/\/+$/, '');
     this.redirects = new RedirectPolicy(this.publicUrl, options.redirectUris ?? []);
-    this.onMailError = options.onMailError ?? (() => {});
+    this.mail = new BackgroundMail(options.mailer, options.onMailError);
   }
 
   publicConfig(): Record<string, unknown> {
@@ -101,10 +100,10 @@ export class BuiltinIdentity implements Identity {
     // password stands: whoever signed up first keeps it until a reset from the mailbox replaces it) and is told
     // by mail: one waiting for confirmation that someone tried again, a confirmed or invited one that it exists
     if (created && (await this.store.putCode(address, ['unconfirmed'], this.codeRecord('confirm', code.hash, now)))) {
-      this.deliver(confirmationMail(address, code.code));
+      this.mail.send(confirmationMail(address, code.code));
     } else if (!created) {
       const existing = await this.store.userByEmail(address);
-      this.deliver(existing?.status === 'unconfirmed' ? signUpAgainMail(address) : alreadyRegisteredMail(address));
+      this.mail.send(existing?.status === 'unconfirmed' ? signUpAgainMail(address) : alreadyRegisteredMail(address));
     }
     return this.sent(address);
   }
@@ -209,7 +208,7 @@ export class BuiltinIdentity implements Identity {
     if (!invited) {
       throw new DomainError('CONFLICT', `${address} already has an account; its owner can sign in, or reset the password with POST /v1/auth/forgot-password`);
     }
-    if (options.mail !== false) this.deliver(invitationMail(address, temporary));
+    if (options.mail !== false) this.mail.send(invitationMail(address, temporary));
     return this.ref(invited);
   }
 
@@ -233,8 +232,8 @@ export class BuiltinIdentity implements Identity {
   }
 
   /** Resolves once every mail handed to the mailer so far has left or failed (tests, a graceful stop). */
-  async idle(): Promise<void> {
-    while (this.sending.size > 0) await Promise.all([...this.sending]);
+  idle(): Promise<void> {
+    return this.mail.idle();
   }
 
   private ref(user: UserRecord): IdentityRef {
@@ -255,7 +254,7 @@ export class BuiltinIdentity implements Identity {
     const now = this.clock.now();
     await this.forgetStaleSignUps(now, address);
     if (await this.store.putCode(address, statuses, this.codeRecord(purpose, code.hash, now))) {
-      this.deliver(purpose === 'confirm' ? confirmationMail(address, code.code) : resetMail(address, code.code));
+      this.mail.send(purpose === 'confirm' ? confirmationMail(address, code.code) : resetMail(address, code.code));
     }
     return this.sent(address);
   }
@@ -277,18 +276,4 @@ export class BuiltinIdentity implements Identity {
     return this.dummyHash;
   }
 
-  /** Hands the mail to the mailer without waiting: the request is answered now, a failure is reported. */
-  private deliver(mail: Mail): void {
-    const sending: Promise<void> = Promise.resolve()
-      .then(() => this.mailer.send(mail))
-      .catch((error: unknown) => {
-        try {
-          this.onMailError(error, { to: mail.to, subject: mail.subject });
-        } catch {
-          // a reporter that throws must not become an unhandled rejection
-        }
-      })
-      .finally(() => this.sending.delete(sending));
-    this.sending.add(sending);
-  }
 }
