@@ -1,10 +1,5 @@
-import type { Clock } from '../ports/clock.ts';
-import type { CodeHost, DeviceStart } from '../ports/code-host.ts';
-import type { Ids, Secrets } from '../ports/ids.ts';
-import type { CodeSent, Identity, IdentityRef, SignInOutcome } from '../ports/identity.ts';
-import type { MailAllowance } from '../ports/mailer.ts';
-import type { Storage } from '../ports/storage.ts';
-import type { TenancyService } from '../tenancy/tenancy-service.ts';
+import type { DeviceStart } from '../ports/code-host.ts';
+import type { CodeSent, IdentityRef, SignInOutcome } from '../ports/identity.ts';
 import type { Token } from '../tenancy/token.ts';
 import { pollDevice, type DevicePollResult } from './device-poll.ts';
 import { startDevice } from './device-start.ts';
@@ -12,7 +7,6 @@ import { confirmEmail, forgotPassword, resendCode, resetPassword, signUp } from 
 import { FailureThrottle, type ThrottleSettings } from './failure-throttle.ts';
 import { invite, type Invited } from './invite.ts';
 import type { Session } from './link-or-provision.ts';
-import type { PeopleService } from './people-service.ts';
 import { checkPassword, completeNewPassword, exchangeCode, setNewPassword, signIn, type SignInResult } from './sign-in.ts';
 import type { SignInContext } from './sign-in-context.ts';
 
@@ -30,31 +24,10 @@ export interface SignInSettings {
 export class SignInService {
   private readonly context: SignInContext;
 
-  /** `people`: tells a tenant's people of each person linked in; it takes from the same mail `allowance`. */
-  constructor(deps: {
-    storage: Storage;
-    clock: Clock;
-    ids: Ids;
-    secrets: Secrets;
-    tenancy: TenancyService;
-    identity: Identity;
-    codeHost: CodeHost | null;
-    people: PeopleService;
-    allowance: MailAllowance;
-    settings: SignInSettings;
-  }) {
-    this.context = {
-      storage: deps.storage,
-      clock: deps.clock,
-      ids: deps.ids,
-      secrets: deps.secrets,
-      tenancy: deps.tenancy,
-      identity: deps.identity,
-      codeHost: deps.codeHost,
-      throttle: new FailureThrottle({ storage: deps.storage, clock: deps.clock, settings: deps.settings.throttle }),
-      allowance: deps.allowance,
-      people: deps.people,
-    };
+  /** What the use cases work with (sign-in-context.ts); the throttle is made here from `settings`. */
+  constructor(deps: Omit<SignInContext, 'throttle'> & { settings: SignInSettings }) {
+    const { settings, ...context } = deps;
+    this.context = { ...context, throttle: new FailureThrottle({ storage: deps.storage, clock: deps.clock, settings: settings.throttle }) };
   }
 
   /** AuthConfigOut: the identity provider's public settings (never a secret), and the device flow when a code host is configured. */
