@@ -7,6 +7,9 @@ export const QUOTE_ID_PREFIX = 'quo';
 /** How long a quote may be rented by: long enough to decide, short enough that its price still means something. */
 export const QUOTE_VALID_MS = 120_000;
 
+/** Unused quotes are kept this long past their expiry (a late use is told it expired), then the sweep deletes them. */
+export const KEEP_EXPIRED_MS = 24 * 3_600_000;
+
 /**
  * A rental priced and checked through the spend gate without committing anything (docs/decisions.md, "Rent by
  * specification and quotes"): what it would cost, charge now, commit and leave of the cap.

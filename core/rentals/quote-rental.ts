@@ -18,9 +18,6 @@ export interface QuoteRequest {
   name: string | null;
 }
 
-/** Unused quotes are kept this long past their expiry (a late use is told it expired), then deleted. */
-const KEEP_EXPIRED_MS = 24 * 3_600_000;
-
 /**
  * A quote (docs/decisions.md, "Rent by specification and quotes"): the node chosen and priced live as a rental
  * would be, the rental rehearsed through the spend gate (so a quote is refused as the rental would be), kept for
@@ -58,6 +55,6 @@ export async function quoteRental(ctx: RentalsContext, caller: Token, asked: Quo
     expiresAt: new Date(now.getTime() + QUOTE_VALID_MS),
     instanceId: null,
   };
-  await ctx.storage.autocommit((uow) => uow.quotes.add(quote, new Date(now.getTime() - KEEP_EXPIRED_MS)));
+  await ctx.storage.autocommit((uow) => uow.quotes.add(quote));
   return quote;
 }

@@ -10,6 +10,7 @@ import { autoRecharge, type AutoRecharger } from './steps/auto-recharge.ts';
 import { breakers } from './steps/breakers.ts';
 import { budgetMail, budgetStops, type BudgetEnforcement } from './steps/budgets.ts';
 import { hourBlocks } from './steps/hour-blocks.ts';
+import { expiredQuotes } from './steps/expired-quotes.ts';
 import { idleTokens, type RevocationAnnouncer } from './steps/idle-tokens.ts';
 import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
@@ -81,8 +82,10 @@ export function passPlan(parts: SweepParts): PassPlan {
       breakers(parts),
       // after every step that charges: a budget stop a charge decided is carried out by now
       budgetStops(parts.budgets),
-      // last: what the blocks, the usage and the breakers left is what the account has
+      // what the blocks, the usage and the breakers left is what the account has
       lowBalances(parts.balanceAlerts),
+      // no money: housekeeping, once a pass in one runner
+      expiredQuotes(parts),
     ],
     starts: [
       reservations(parts.reservations),

@@ -40,6 +40,8 @@ export interface PassCounts {
   startsLeftRunning: number;
   /** Tokens ended by their dead-man switch (each with its subtree, machines, reservations and spot claims). */
   idleTimeouts: number;
+  /** Unused quotes a day past their expiry, deleted. */
+  quotesPruned: number;
 }
 
 /**
@@ -106,6 +108,7 @@ const COUNTS = [
   'recoveriesFailed',
   'startsLeftRunning',
   'idleTimeouts',
+  'quotesPruned',
 ] as const satisfies readonly (keyof PassCounts)[];
 
 /** Adds a step's report to the pass's: counts summed, errors and conflicts appended in the order they came. */
@@ -157,6 +160,7 @@ export const emptyReport = (at: Date): SweepReport => ({
   callsCut: 0,
   startsLeftRunning: 0,
   idleTimeouts: 0,
+  quotesPruned: 0,
   oldestDueStartSeconds: null,
 });
 
@@ -190,6 +194,7 @@ export const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     spot_claims_rented: report.spotClaimsRented,
     spot_claims_expired: report.spotClaimsExpired,
     idle_timeouts: report.idleTimeouts,
+    quotes_pruned: report.quotesPruned,
     machines_recovered: report.machinesRecovered,
     recoveries_failed: report.recoveriesFailed,
     conflicts: report.conflicts.length,

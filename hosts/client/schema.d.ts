@@ -2857,6 +2857,8 @@ export interface components {
             spot_claims_expired: number;
             /** @description Tokens ended by their dead-man switch (idle_timeout_minutes), each with what was rented under it. */
             idle_timeouts: number;
+            /** @description Unused quotes a day past their expiry, deleted (renting by one answers 404 from then on). */
+            quotes_pruned: number;
             /** @description Replacements rented for machines with managed recovery that were lost, preempted or failed at their provider. */
             machines_recovered: number;
             /** @description Machines with managed recovery that could not be replaced (see their recovery.failure). */

@@ -261,3 +261,28 @@ describe('over MCP', () => {
     }
   });
 });
+
+describe('quotes left unused', () => {
+  it('are deleted by the sweep a day after they expire, whoever made them, whether or not they quote again', async () => {
+    const { verified } = await takeGroup(2);
+    const first = await world.fundedTenant(100);
+    const second = await world.fundedTenant(100);
+    const old = (await quote(first.token, { node_id: verified[0]!.id })).body;
+    const used = (await quote(second.token, { node_id: verified[1]!.id })).body;
+    expect((await world.rent(second.token, { quote_id: used.id, idempotency_key: 'kept' })).status).toBe(201);
+
+    // expired, but not a day past it: kept, so a late use is told it expired
+    world.clock.advance(120_001 + 23 * 3_600_000);
+    const early = (await call('POST', '/v1/operator/sweep', { headers: OPERATOR })).body;
+    expect(early.quotes_pruned).toBe(0);
+    expect((await world.rent(first.token, { quote_id: old.id })).body.detail).toMatch(/expired/);
+
+    world.clock.advance(3_600_000);
+    const pass = (await call('POST', '/v1/operator/sweep', { headers: OPERATOR })).body;
+    expect(pass.quotes_pruned).toBeGreaterThanOrEqual(1);
+    expect(pass.steps.map((step: { name: string }) => step.name)).toContain('expired quotes');
+    expect((await world.rent(first.token, { quote_id: old.id })).status).toBe(404);
+    // a used quote is the rental's record: kept
+    expect((await world.rent(second.token, { quote_id: used.id, idempotency_key: 'again' })).body.detail).toMatch(/used by instance/);
+  });
+});

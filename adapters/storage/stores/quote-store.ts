@@ -35,9 +35,7 @@ export class MikroQuoteStore implements QuoteStore {
     this.em = em;
   }
 
-  async add(q: RentalQuote, forgetBefore: Date): Promise<void> {
-    // unused quotes are worth nothing once expired: each tenant's go as it quotes again, so they never pile up
-    await this.em.execute(`delete from quotes where tenant_id = ? and expires_at < ? and instance_id is null`, [q.tenantId, forgetBefore]);
+  async add(q: RentalQuote): Promise<void> {
     const marks = COLUMNS.map((column) => (column === 'search' ? '?::jsonb' : '?')).join(', ');
     await this.em.execute(`insert into quotes (${SELECT}) values (${marks})`, [
       q.id, q.tenantId, q.tokenId, q.nodeId, q.search === null ? null : JSON.stringify(q.search), q.terminationHours, q.name, q.rateCentsPerHour,
@@ -57,5 +55,16 @@ export class MikroQuoteStore implements QuoteStore {
 
   async markUsed(quoteId: string, instanceId: string): Promise<void> {
     await this.em.execute(`update quotes set instance_id = ? where id = ?`, [instanceId, quoteId]);
+  }
+
+  async prune(before: Date, limit: number): Promise<number> {
+    // a quote being rented holds its row: skipped, it is either used now or pruned by a later pass
+    const rows = await this.em.execute<{ id: string }[]>(
+      `delete from quotes where id in (
+         select id from quotes where instance_id is null and expires_at < ? order by expires_at limit ? for update skip locked)
+       returning id`,
+      [before, limit],
+    );
+    return rows.length;
   }
 }
