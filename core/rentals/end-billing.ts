@@ -22,10 +22,26 @@ export function settlementOf(instance: Instance, cost: number, key: string, at: 
 }
 
 /**
+ * A line of 0 cents for a machine something other than its owner ended with nothing to refund or charge (in its
+ * first hour, or at the end of a paid block): its own lines say only "first hour" and the like, so this one says
+ * what ended it.
+ */
+const endedLine = (instance: Instance, at: Date) => ({
+  tenantId: instance.tenantId,
+  kind: 'refund' as const,
+  amountCents: 0,
+  reference: instance.id,
+  description: ledgerDescription('ended, nothing left to refund', instance),
+  uniqueKey: `final:${instance.id}`,
+  at,
+});
+
+/**
  * Ends billing (refund or final charge), releases the unused commitment, and marks the status. Billing
  * ends at the earliest of `at`, the scheduled removal and the window end, so nothing is billed past the
  * time the caller asked the machine to go (nor past a capped token's window). A machine that never
- * started, or a failed rental, costs 0. `why` names what ended it in the ledger description, when not its owner.
+ * started, or a failed rental, costs 0. `why` names what ended it in the ledger description, when not its owner
+ * (on a line of its own when nothing is refunded).
  */
 export async function endBilling(
   ctx: Pick<RentalsContext, 'clock' | 'ids'>,
@@ -40,7 +56,7 @@ export async function endBilling(
   const cost = status === 'failed' || instance.startedAt === null ? 0 : instanceCostUntil(instance, end);
   // `why` (what ended it, when not its owner) joins the note in the settlement's description, not the instance
   const described = why === null ? instance : { ...instance, ledgerNote: instance.ledgerNote ? `${instance.ledgerNote}; ${why}` : why };
-  const settlement = settlementOf(described, cost, `final:${instance.id}`, ctx.clock.now());
+  const settlement = settlementOf(described, cost, `final:${instance.id}`, ctx.clock.now()) ?? (why === null ? null : endedLine(described, ctx.clock.now()));
   if (settlement) await postEntry(uow, ctx.ids, settlement);
   if (instance.commitmentCents > cost) await uow.tokens.addCommitment(instance.tokenId, cost - instance.commitmentCents);
   const ended: Instance = {

@@ -201,6 +201,22 @@ describe('the sweep ends an idle token', () => {
     });
   });
 
+  it('says on the ledger that the token timed out idle for a machine with nothing to refund (ended in its first hour)', async () => {
+    const { token: root } = await world.fundedTenant(100);
+    const agent = (await issue(root, { name: 'quiet', idle_timeout_minutes: 20 })).body;
+    const a = await node();
+    const rented = await world.rent(agent.token, { node_id: a.id });
+    expect(rented.status).toBe(201);
+    world.clock.advance(21 * MINUTE);
+    expect((await sweep()).idle_timeouts).toBe(1);
+    expect(await instance(root, rented.body.id)).toMatchObject({ status: 'terminated', charged_cents: a.rate });
+    const lines = ((await call('GET', '/v1/billing/ledger?limit=1000', { token: root })).body as any[]).filter((e) => e.reference === rented.body.id);
+    // the first hour is the least a machine costs: nothing is refunded, and a line of its own says why it ended
+    expect(lines.reduce((sum, e) => sum + e.amount_cents, 0)).toBe(-a.rate);
+    expect(lines.filter((e) => new RegExp(`token ${agent.id} timed out idle`).test(e.description))).toHaveLength(1);
+    expect((await world.balance(root)).balance_cents).toBe(10_000 - a.rate);
+  });
+
   it('leaves a token that keeps sending heartbeats alone for days', async () => {
     const { token: root } = await world.fundedTenant(2_000);
     const agent = (await issue(root, { idle_timeout_minutes: 60 })).body;
