@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TAG_DESCRIPTIONS } from '../../hosts/http/openapi-tags.ts';
+import { OpenApiValidator } from '../support/openapi-validator.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 
 let api: TestApi;
@@ -188,6 +189,35 @@ describe('/openapi.json', () => {
     const { components } = (await api.call('GET', '/openapi.json')).body;
     const scopes = components.schemas.TokenCreate.properties.scopes.items.enum;
     expect(scopes).toEqual(['read', 'rent', 'manage', 'billing']);
+  });
+
+  it('says a USD amount sent as a number has at most two decimals (multipleOf 0.01), as the server refuses more', async () => {
+    const doc = (await api.call('GET', '/openapi.json')).body;
+    /** Every schema of the document that is a USD amount: a number, or text of at most two decimals. */
+    const usd: { where: string; schema: Record<string, any> }[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const schema = node as Record<string, any>;
+      const text = schema.anyOf?.find((branch: Record<string, any>) => branch.type === 'string' && /\\d\{1,2\}\)\?\$$/.test(branch.pattern ?? ''));
+      if (text && schema.anyOf.some((branch: Record<string, any>) => branch.type === 'number')) usd.push({ where, schema });
+      for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`);
+    };
+    walk(doc, '#');
+    expect(usd.length).toBeGreaterThanOrEqual(10);
+    for (const { where, schema } of usd) expect(schema.anyOf.find((branch: Record<string, any>) => branch.type === 'number'), where).toMatchObject({ multipleOf: 0.01 });
+
+    // the validator the tests check answers with reads multipleOf exactly: 19.99 / 0.01 is not a whole number in floating point
+    const validator = new OpenApiValidator(doc);
+    const amount = doc.components.schemas.TokenCreate.properties.spend_limit_usd;
+    for (const ok of [19.99, 0.07, 0.3, 1_234.56, 25, '19.99']) expect(validator.valid(amount, ok), String(ok)).toBe(true);
+    for (const refused of [12.345, 0.001, '12.345']) expect(validator.valid(amount, refused), String(refused)).toBe(false);
+    // and the server agrees with it
+    const { token } = await api.newTenant();
+    for (const [limit, status] of [[12.345, 422], [19.99, 201], [0.07, 201]] as const) {
+      const res = await api.call('POST', '/v1/tokens', { token, body: { scopes: ['read'], spend_limit_usd: limit } });
+      expect(res.status, `${limit}: ${JSON.stringify(res.body)}`).toBe(status);
+      if (status === 201) expect(res.body.spend_limit_cents).toBe(Math.round(limit * 100));
+    }
   });
 
   it('declares the statuses each operation can answer, from its access, inputs and domain outcomes', async () => {

@@ -39,7 +39,9 @@ export class OpenApiValidator {
   constructor(doc: Json) {
     this.doc = doc;
     // OpenAPI's own keywords (example, discriminator...) are not JSON Schema's: not strict about them
-    this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+    // multipleOf in floating point says 19.99 is no multiple of 0.01 (19.99 / 0.01 = 1998.9999999999998): a quotient
+    // within 1e-9 of a whole number is one, as a decimal reading of the JSON number would find
+    this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, multipleOfPrecision: 9 });
     addFormats.default(this.ajv);
     this.ajv.addSchema({ ...doc, $id: DOC_ID });
     this.operations = Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, methods]) =>
@@ -99,6 +101,11 @@ export class OpenApiValidator {
       problems.push(...(validate.errors ?? []).slice(0, 10).map((error) => `body${error.instancePath} ${error.message}${error.params ? ` ${JSON.stringify(error.params)}` : ''}`));
     }
     return problems;
+  }
+
+  /** Whether `value` is valid against one schema of the document (inline, as found in it). */
+  valid(schema: Json, value: unknown): boolean {
+    return this.ajv.validate(schema, value) as boolean;
   }
 
   /** Throws when the answer is not what the document says: the test that made the request fails, naming it. */

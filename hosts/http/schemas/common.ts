@@ -27,7 +27,11 @@ export const ValidationErrorOut = z
 export const decimalPattern = (max: number, decimals: number, negative = false): string =>
   `^${negative ? '-?' : ''}(0|[1-9]\\d{0,${String(Math.floor(max)).length - 1}})(\\.\\d{1,${decimals}})?$`;
 
-/** A number or decimal text above zero (or from zero), as one schema per type: an example and the rules each spelling has. */
+/**
+ * A number or decimal text above zero (or from zero), as one schema per type: an example and the rules each spelling
+ * has. The number says its decimals too (`multipleOf`, e.g. 0.01), so a generated client refuses what the server
+ * would (12.345 is a 422); a validator reads it on the decimal value, not as floating-point division.
+ */
 export const numberOrDecimalText = (rules: { max: number; decimals: number; allowZero?: boolean; allowNegative?: boolean; example: string }) =>
   documentedAs({
     anyOf: [
@@ -35,6 +39,7 @@ export const numberOrDecimalText = (rules: { max: number; decimals: number; allo
         type: 'number',
         ...(rules.allowNegative ? {} : rules.allowZero ? { minimum: 0 } : { exclusiveMinimum: 0 }),
         maximum: rules.max,
+        multipleOf: Number(`1e-${rules.decimals}`),
       },
       { type: 'string', pattern: decimalPattern(rules.max, rules.decimals, rules.allowNegative), maxLength: 32 },
     ],
