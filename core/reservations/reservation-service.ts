@@ -113,6 +113,7 @@ export class ReservationService {
           commitmentCents: commitment,
           commitmentFor: `${quote.rateCentsPerHour} cents an hour x ${request.hours} hours`,
           burnCentsPerHour: 0,
+          bookedBurnCentsPerHour: quote.rateCentsPerHour,
         },
         now,
         account,

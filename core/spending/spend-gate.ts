@@ -36,6 +36,12 @@ export interface Spend {
    * burn ceiling of the chain. 0 for a booking, which burns nothing until it starts: the start passes the gate again.
    */
   burnCentsPerHour: Cents;
+  /**
+   * A booking's rate once it starts (a reservation's quote, a spot claim's bid x GPUs): it burns nothing now, but a
+   * rate that alone passes a burn ceiling of the chain could never start, so it is refused now, as a rental would be.
+   * What else burns when it starts is checked then.
+   */
+  bookedBurnCentsPerHour?: Cents;
 }
 
 export interface Admitted {
@@ -70,6 +76,18 @@ async function checkBurn(uow: UnitOfWork, chain: readonly Token[], spend: Spend)
       `this ${spend.kind} would burn ${spend.burnCentsPerHour} cents an hour; what runs under ${whose} burns ${burn} cents an hour now and its ceiling is ${ceiling} (max_burn_usd_per_hour ${formatUsd(ceiling)}); end a machine or a volume under it first`,
     );
   }
+}
+
+/** A booking whose rate alone passes a burn ceiling of the chain could never start: refused at booking. */
+function checkBookedBurn(chain: readonly Token[], spend: Spend): void {
+  const rate = spend.bookedBurnCentsPerHour ?? 0;
+  const link = chain.find((token) => token.maxBurnCentsPerHour !== null && rate > token.maxBurnCentsPerHour);
+  if (!link) return;
+  const whose = link.id === chain[0]!.id ? 'this token' : `token ${link.id}, which issued this one,`;
+  throw new DomainError(
+    'BURN_CEILING_EXCEEDED',
+    `this ${spend.kind} would burn ${rate} cents an hour once started, and the ceiling of ${whose} is ${link.maxBurnCentsPerHour} (max_burn_usd_per_hour ${formatUsd(link.maxBurnCentsPerHour!)}): it could never start; ${spend.kind === 'spot claim' ? 'bid at most the ceiling over gpu_count' : 'choose a node that costs less an hour'}`,
+  );
 }
 
 /**
@@ -117,6 +135,7 @@ export async function admitSpend(uow: UnitOfWork, caller: Token, spend: Spend, n
     throw new DomainError('SPEND_CAP_EXCEEDED', `this ${spend.kind} commits ${spend.commitmentCents} cents (${spend.commitmentFor}) and the token's cap leaves ${remaining}`);
   }
   if (spend.burnCentsPerHour > 0) await checkBurn(uow, chain, spend);
+  checkBookedBurn(chain, spend);
   const added = spend.commitmentCents - held;
   if (added !== 0) await uow.tokens.addCommitment(caller.id, added);
   return { account, chain };

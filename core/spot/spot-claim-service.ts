@@ -87,6 +87,8 @@ export class SpotClaimService {
           commitmentCents: commitment,
           commitmentFor: `a bid of ${request.bidCentsPerGpuHour} cents per GPU-hour x ${request.gpuCount} GPUs x ${request.hours} hours`,
           burnCentsPerHour: 0,
+          // its machine costs at most the bid: a bid whose whole machine passes a ceiling could only wait for a lower price
+          bookedBurnCentsPerHour: request.bidCentsPerGpuHour * request.gpuCount,
         },
         now,
       );

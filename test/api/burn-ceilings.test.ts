@@ -138,6 +138,32 @@ describe('a token with a burn ceiling', () => {
     expect(burning + cheapestRefused).toBeGreaterThan(ceiling);
   });
 
+  it('refuses at booking (402) a reservation or spot claim whose rate alone passes it, as a rental would be; nothing held', async () => {
+    const { token: root } = await world.fundedTenant(100);
+    const [node] = await take(1, (o) => o.rate >= 50 && o.rate <= 400 && o.spotPriceUsdPerHour !== null);
+    const parent = await child(root, { max_burn_usd_per_hour: usd(node!.rate - 1) });
+    const agent = await child(parent.token, { max_burn_usd_per_hour: usd(node!.rate - 1) });
+    const startsAt = new Date(world.clock.now().getTime() + 10 * MINUTE).toISOString();
+    expect((await rent(agent.token, node!)).status).toBe(402);
+
+    const reservation = await call('POST', '/v1/reservations', { token: agent.token, body: { name: 'later', node_id: node!.id, hours: 2, starts_at: startsAt } });
+    expect(reservation.status, JSON.stringify(reservation.body)).toBe(402);
+    expect(reservation.body.detail).toMatch(new RegExp(`would burn ${node!.rate} cents an hour once started.* ceiling of this token is ${node!.rate - 1}`));
+    const bid = Math.ceil(node!.rate / node!.gpuCount);
+    const claim = await call('POST', '/v1/spot-claims', { token: agent.token, body: { name: 'spot', node_id: node!.id, gpu_count: node!.gpuCount, max_price_per_gpu_hour: usd(bid), hours: 2 } });
+    expect(claim.status, JSON.stringify(claim.body)).toBe(402);
+    expect(claim.body.detail).toMatch(new RegExp(`spot claim would burn ${bid * node!.gpuCount} cents an hour once started`));
+    expect((await self(agent.token)).committed_cents).toBe(0);
+    expect((await call('GET', '/v1/reservations', { token: agent.token })).body).toEqual([]);
+    expect((await call('GET', '/v1/spot-claims', { token: agent.token })).body).toEqual([]);
+
+    // a rate that fits the ceiling alone is booked, whatever burns now: that is checked at its start
+    const within = Math.floor((node!.rate - 1) / node!.gpuCount);
+    const fits = await call('POST', '/v1/spot-claims', { token: agent.token, body: { name: 'spot', node_id: node!.id, gpu_count: node!.gpuCount, max_price_per_gpu_hour: usd(within), hours: 2 } });
+    expect(fits.status, JSON.stringify(fits.body)).toBe(201);
+    expect((await call('DELETE', `/v1/spot-claims/${fits.body.id}`, { token: agent.token })).status).toBe(200);
+  });
+
   it('fails a reservation that cannot start for it, nothing charged, and keeps a spot claim waiting until there is room', async () => {
     const { token: root } = await world.fundedTenant(100);
     const [running, booked] = await take(2, (o) => o.rate >= 50 && o.rate <= 200 && o.spotPriceUsdPerHour === null);
