@@ -168,6 +168,31 @@ describe('a monthly budget', () => {
     world.clock.set(new Date(start));
   });
 
+  it("mails its alerts within the address's mail allowance, as every other mail (5 asks an hour)", async () => {
+    const start = world.clock.now().getTime();
+    const { token, email } = await personsTenant(100);
+    // the sign-up took one ask; four resends take the rest of the hour's five
+    for (let ask = 0; ask < 4; ask++) expect((await world.api.call('POST', '/v1/auth/resend-code', { body: { email } })).status).toBe(200);
+    const [node] = (await world.offers((o) => o.rate >= 60 && o.rate <= 200)).slice(-1);
+    expect((await call('PUT', '/v1/billing/budget', token, { monthly_usd: ((2 * node!.rate) / 100).toFixed(2), alert_percents: [50, 100] })).status).toBe(200);
+    const rented = await world.rent(token, { node_id: node!.id });
+    expect(rented.status).toBe(201);
+    await settled();
+    await sweep();
+    await settled();
+    // told (the next alert is 100 %), not mailed: the address had had its five this hour
+    expect((await call('GET', '/v1/billing/budget', token)).body).toMatchObject({ percent: 50, next_alert_percent: 100 });
+    expect(alertsTo(email)).toEqual([]);
+
+    // an hour on the allowance is back: the block that reaches 100 % is mailed
+    world.clock.advance(HOUR + 60_000);
+    await sweep();
+    await settled();
+    expect(alertsTo(email).map((m) => /(\d+) %/.exec(m.subject)![1])).toEqual(['100']);
+    expect((await call('POST', `/v1/instances/${rented.body.id}/terminate`, token)).status).toBe(200);
+    world.clock.set(new Date(start));
+  });
+
   it('a budget stop ends with the month: resume is refused before it and allowed after', async () => {
     const start = world.clock.now().getTime();
     const { token } = await world.fundedTenant(50);

@@ -2,7 +2,7 @@ import { isolated } from '../isolated.ts';
 import { formatUsd } from '../../money.ts';
 import type { BudgetAlert } from '../../ports/budget-storage.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { Mail, Mailer } from '../../ports/mailer.ts';
+import type { Mail, MailAllowance, Mailer } from '../../ports/mailer.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { monthName } from './budget.ts';
 
@@ -14,11 +14,13 @@ export interface AlertMailContext {
   storage: Storage;
   clock: Clock;
   mailer: Mailer;
+  /** Every mail to an address takes from its allowance (docs/decisions.md, "Mail to one address"). */
+  allowance: MailAllowance;
 }
 
 /**
  * Mails the alerts told and not mailed yet (the outbox rows of budget_alerts), to every person of the tenant with
- * an address; a tenant without one has the webhook event alone. Each alert is taken by one sender at a time (a
+ * an address, each mail within the address's allowance; a tenant without one has the webhook event alone. Each alert is taken by one sender at a time (a
  * sweep that runs twice, a request's nudge beside the sweep), and marked mailed once every person's mail left; a
  * failure leaves it for the next sender once the claim ends.
  */
@@ -30,7 +32,10 @@ export async function mailDueAlerts(ctx: AlertMailContext): Promise<{ mailed: nu
     await isolated(report.errors, `budget alert ${alert.percent} % of ${alert.tenantId}`, async () => {
       const people = await ctx.storage.read((uow) => uow.identities.listForTenant(alert.tenantId));
       const addresses = [...new Set(people.flatMap((person) => (person.email ? [person.email] : [])))];
-      for (const to of addresses) await ctx.mailer.send(alertMail(to, alert));
+      for (const to of addresses) {
+        // past the address's allowance nothing is mailed to it; the alert is told all the same (its webhook event)
+        if (await ctx.allowance.take(to)) await ctx.mailer.send(alertMail(to, alert));
+      }
       await ctx.storage.autocommit((uow) => uow.budgets.markMailed(alert, ctx.clock.now()));
       report.mailed++;
     });

@@ -1,5 +1,5 @@
 import type { Clock } from '../../ports/clock.ts';
-import type { Mailer } from '../../ports/mailer.ts';
+import type { MailAllowance, Mailer } from '../../ports/mailer.ts';
 import type { ChargeWatcher, Storage, UnitOfWork } from '../../ports/storage.ts';
 import type { RentalService } from '../../rentals/rental-service.ts';
 import { mailDueAlerts } from './alert-mail.ts';
@@ -19,14 +19,24 @@ export class BudgetWatch implements ChargeWatcher {
   private readonly clock: Clock;
   private readonly rentals: Pick<RentalService, 'terminateAllOf'>;
   private readonly mailer: Mailer;
+  private readonly allowance: MailAllowance;
   private readonly onError: BudgetErrorReporter;
   private readonly running = new Set<Promise<void>>();
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: Pick<RentalService, 'terminateAllOf'>; mailer: Mailer; onError?: BudgetErrorReporter }) {
+  constructor(deps: {
+    storage: Storage;
+    clock: Clock;
+    rentals: Pick<RentalService, 'terminateAllOf'>;
+    mailer: Mailer;
+    /** The per-address allowance every mail takes from, alerts included. */
+    allowance: MailAllowance;
+    onError?: BudgetErrorReporter;
+  }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.rentals = deps.rentals;
     this.mailer = deps.mailer;
+    this.allowance = deps.allowance;
     this.onError = deps.onError ?? (() => {});
   }
 
@@ -55,7 +65,7 @@ export class BudgetWatch implements ChargeWatcher {
   }
 
   private mailContext() {
-    return { storage: this.storage, clock: this.clock, mailer: this.mailer };
+    return { storage: this.storage, clock: this.clock, mailer: this.mailer, allowance: this.allowance };
   }
 
   /** Resolves once the work begun after commits so far is done (tests, a graceful stop). */

@@ -6,6 +6,7 @@ import { PaymentsService } from '../../../core/billing/payments/payments-service
 import { BalanceAlerts } from '../../../core/events/balance-alerts.ts';
 import { BudgetService } from '../../../core/billing/budgets/budget-service.ts';
 import { BudgetWatch } from '../../../core/billing/budgets/budget-watch.ts';
+import { DatabaseMailAllowance } from '../../../core/identity/mail-allowance.ts';
 import type { Mailer } from '../../../core/ports/mailer.ts';
 import type { Logger } from 'pino';
 import { MarketService } from '../../../core/market/market-service.ts';
@@ -86,6 +87,7 @@ export function registerBudgets(container: DependencyContainer, parts: { mailer:
           clock: get(c, CLOCK),
           rentals: c.resolve(RentalService),
           mailer: parts.mailer,
+          allowance: c.resolve(DatabaseMailAllowance),
           onError: (error) => parts.logger.error({ err: error }, 'budget stop or alert mail failed (the sweep tries again)'),
         }),
     ),

@@ -42,6 +42,8 @@ export async function registerIdentity(
   const clock = get(container, CLOCK);
   const adapters = await createSignInAdapters(parts.config.auth ?? {}, { database: parts.storage, clock, logger, publicUrl: parts.publicUrl });
   const allowance = new DatabaseMailAllowance({ storage: parts.storage, clock, settings: MAIL_ALLOWANCE });
+  // one allowance per address for every mail the plane sends: sign-in, notices, budget alerts
+  container.register(DatabaseMailAllowance, { useValue: allowance });
   container.register(PeopleService, {
     useFactory: instanceCachingFactory(
       (c) =>
