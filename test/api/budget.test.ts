@@ -168,6 +168,31 @@ describe('a monthly budget', () => {
     world.clock.set(new Date(start));
   });
 
+  it('set under what the month already spent acts at the PUT: the alerts due told and mailed, stop_at_limit stops at once', async () => {
+    const { token, email } = await personsTenant(100);
+    const nodes = (await world.offers((o) => o.rate >= 60 && o.rate <= 200)).slice(-3, -1);
+    const rented = await Promise.all(nodes.map((node) => world.rent(token, { node_id: node.id })));
+    expect(rented.map((r) => r.status)).toEqual([201, 201]);
+    const spent = nodes[0]!.rate + nodes[1]!.rate;
+
+    const lowered = await call('PUT', '/v1/billing/budget', token, { monthly_usd: (nodes[0]!.rate / 100).toFixed(2), alert_percents: [50, 80, 100], stop_at_limit: true });
+    expect(lowered.status).toBe(200);
+    expect(lowered.body).toMatchObject({ spent_cents: spent, next_alert_percent: null });
+    // renting is paused by the PUT itself, with no charge or sweep since
+    const account = (await call('GET', '/v1/billing/account', token)).body;
+    expect(account).toMatchObject({ rentals: 'paused', pause: { kind: 'budget', tenant_can_resume: true } });
+    expect((await world.rent(token, { node_id: nodes[0]!.id })).status).toBe(409);
+    await settled();
+    const instances: any[] = (await call('GET', '/v1/instances', token)).body;
+    expect(instances.map((i) => i.status)).toEqual(['terminated', 'terminated']);
+    expect(alertsTo(email).map((m) => /(\d+) %/.exec(m.subject)![1]).sort()).toEqual(['100', '50', '80']);
+    // nothing is told twice: a sweep and the same PUT again add no mail
+    await sweep();
+    expect((await call('PUT', '/v1/billing/budget', token, { monthly_usd: (nodes[0]!.rate / 100).toFixed(2), alert_percents: [50, 80, 100], stop_at_limit: true })).status).toBe(200);
+    await settled();
+    expect(alertsTo(email)).toHaveLength(3);
+  });
+
   it("mails its alerts within the address's mail allowance, as every other mail (5 asks an hour)", async () => {
     const start = world.clock.now().getTime();
     const { token, email } = await personsTenant(100);

@@ -3,7 +3,7 @@ import type { MailAllowance, Mailer } from '../../ports/mailer.ts';
 import type { ChargeWatcher, Storage, UnitOfWork } from '../../ports/storage.ts';
 import type { RentalService } from '../../rentals/rental-service.ts';
 import { mailDueAlerts } from './alert-mail.ts';
-import { watchCharges } from './watch-charges.ts';
+import { watchCharges, type Watched } from './watch-charges.ts';
 
 /** Called with what failed in the background, after the request or pass that charged was answered. */
 export type BudgetErrorReporter = (error: unknown) => void;
@@ -41,7 +41,14 @@ export class BudgetWatch implements ChargeWatcher {
   }
 
   async charged(uow: UnitOfWork): Promise<(() => void) | null> {
-    const watched = await watchCharges(uow, this.clock.now());
+    return this.afterCommit(await watchCharges(uow, this.clock.now()));
+  }
+
+  /**
+   * What is left once a transaction that told alerts or paused renting for a budget committed: the machines of the
+   * accounts it paused stopped, the alerts mailed, in the background. null: nothing to do.
+   */
+  afterCommit(watched: Watched): (() => void) | null {
     if (watched.stopped.length === 0 && watched.told === 0) return null;
     return () =>
       this.background(async () => {

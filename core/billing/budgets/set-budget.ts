@@ -2,6 +2,7 @@ import { invalidInput } from '../../errors.ts';
 import type { Cents } from '../../money.ts';
 import { lockAccount, type BillingContext } from '../accounts/context.ts';
 import { budgetView, monthStart, rearmed, type BudgetView, type MonthlyBudget } from './budget.ts';
+import { watchBudgets, type Watched } from './watch-charges.ts';
 
 /** The most a monthly budget may be: a million USD. */
 export const MAX_MONTHLY_CENTS = 100_000_000;
@@ -23,15 +24,21 @@ function check(settings: BudgetSettings): void {
   });
 }
 
+/** What follows a budget set under its month's spend, once committed: machines stopped, alerts mailed (BudgetWatch). */
+export interface BudgetFollowUp {
+  afterCommit(watched: Watched): (() => void) | null;
+}
+
 /**
  * Sets the tenant's monthly budget, under the account's lock (no charge moves the month meanwhile). A told alert
  * percent the new budget leaves unreached is re-armed: a raise above the spend tells 80 % again when the spend
- * reaches 80 % of the new budget. A budget set or lowered under the spend tells its reached percents, and stops, at
- * the next charge (a budget is spent by charges, never predicted).
+ * reaches 80 % of the new budget. A budget set or lowered to what the month has already spent acts at once, as the
+ * charge that reached it would have: its reached percents are told (and mailed once committed), and with
+ * `stop_at_limit` renting pauses in this transaction and the machines are stopped once it commits.
  */
-export async function setBudget(ctx: BillingContext, tenantId: string, settings: BudgetSettings): Promise<BudgetView> {
+export async function setBudget(ctx: BillingContext, followUp: BudgetFollowUp, tenantId: string, settings: BudgetSettings): Promise<BudgetView> {
   check(settings);
-  return ctx.storage.transaction(async (uow) => {
+  const { view, after } = await ctx.storage.transaction(async (uow) => {
     await lockAccount(ctx, uow, tenantId);
     const now = ctx.clock.now();
     const month = monthStart(now);
@@ -47,6 +54,10 @@ export async function setBudget(ctx: BillingContext, tenantId: string, settings:
       updatedAt: now,
     };
     await uow.budgets.put(budget);
-    return budgetView({ budget, spentCents, toldPercents: told.filter((p) => !again.includes(p)) });
+    const stillTold = told.filter((p) => !again.includes(p));
+    const watched = await watchBudgets(uow, [{ budget, month, spentCents, toldPercents: stillTold }], now);
+    return { view: budgetView({ budget, spentCents, toldPercents: [...stillTold, ...watched.toldPercents] }), after: followUp.afterCommit(watched) };
   });
+  after?.();
+  return view;
 }

@@ -1,5 +1,5 @@
 import { budgetThresholdEvent } from '../../events/budget-events.ts';
-import type { BudgetAlert } from '../../ports/budget-storage.ts';
+import type { BudgetAlert, ChargedBudget } from '../../ports/budget-storage.ts';
 import type { UnitOfWork } from '../../ports/storage.ts';
 import { budgetPauseReason, dueAlerts, limitReached, monthStart } from './budget.ts';
 
@@ -18,7 +18,15 @@ export interface Watched {
  * the gate. Every posting holds the account's lock, so the month's spend and its told percents cannot move meanwhile.
  */
 export async function watchCharges(uow: UnitOfWork, now: Date): Promise<Watched> {
-  const charged = await uow.budgets.chargedHere();
+  return watchBudgets(uow, await uow.budgets.chargedHere(), now);
+}
+
+/**
+ * What a charge does to the budgets it moved, and what setting a budget does to its own at once: the alert percents
+ * reached and not told are told, and a budget spent that says stop pauses renting, in the caller's transaction under
+ * the account's lock.
+ */
+export async function watchBudgets(uow: UnitOfWork, charged: readonly ChargedBudget[], now: Date): Promise<Watched & { toldPercents: number[] }> {
   const due: BudgetAlert[] = charged.flatMap(({ budget, month, spentCents, toldPercents }) =>
     dueAlerts({ budget, spentCents, toldPercents }).map((percent) => ({
       tenantId: budget.tenantId,
@@ -43,5 +51,5 @@ export async function watchCharges(uow: UnitOfWork, now: Date): Promise<Watched>
     await uow.accounts.setPause(budget.tenantId, { kind: 'budget', reason: budgetPauseReason(budget.monthlyCents, spentCents, month), at: now });
     stopped.push(budget.tenantId);
   }
-  return { stopped, told: told.length };
+  return { stopped, told: told.length, toldPercents: told.map((alert) => alert.percent) };
 }

@@ -78,7 +78,7 @@ export function registerBilling(
  * (it stops machines and mails the people after the commit). The mail goes out through the sign-in adapters' mailer.
  */
 export function registerBudgets(container: DependencyContainer, parts: { mailer: Mailer; logger: Logger }): void {
-  container.register(BudgetService, { useFactory: instanceCachingFactory((c) => new BudgetService(basics(c))) });
+  container.register(BudgetService, { useFactory: instanceCachingFactory((c) => new BudgetService({ ...basics(c), followUp: c.resolve(BudgetWatch) })) });
   container.register(BudgetWatch, {
     useFactory: instanceCachingFactory(
       (c) =>
