@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'RENTALS_CLOSED',
   'MARKET_UNAVAILABLE',
   'UPSTREAM_UNAVAILABLE',
+  /** The database did not answer (down, restarting, frozen, its pool busy): try again (with the same idempotency key for a write). */
+  'DATABASE_UNAVAILABLE',
   'WEBHOOK_INVALID',
   'RATE_LIMITED',
   'INVALID_CREDENTIALS',
@@ -35,11 +37,11 @@ export interface FieldProblem {
 export class DomainError extends Error {
   readonly code: ErrorCode;
   readonly problems: FieldProblem[];
-  /** For RATE_LIMITED: when to try again (the HTTP host sends it as Retry-After). */
+  /** For RATE_LIMITED and DATABASE_UNAVAILABLE: when to try again (the HTTP host sends it as Retry-After). */
   readonly retryAfterSeconds: number | null;
 
-  constructor(code: ErrorCode, message: string, problems: FieldProblem[] = [], retryAfterSeconds: number | null = null) {
-    super(message);
+  constructor(code: ErrorCode, message: string, problems: FieldProblem[] = [], retryAfterSeconds: number | null = null, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'DomainError';
     this.code = code;
     this.problems = problems;
@@ -62,3 +64,21 @@ export const messageOf = (error: unknown): string => (error instanceof Error ? e
 /** An upstream service (a cloud, the card processor) could not be reached: 503, with what to do next. */
 export const upstreamUnavailable = (what: string, error: unknown, next: string): DomainError =>
   new DomainError('UPSTREAM_UNAVAILABLE', `${what}: ${messageOf(error)}; ${next}`);
+
+/** How long a client should wait before trying again while the database does not answer. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The database did not answer: 503 with Retry-After over HTTP. The message says nothing of the driver's own (it
+ * names hosts and ports); `cause` keeps it for the log.
+ */
+export const databaseUnavailable = (cause: unknown): DomainError =>
+  new DomainError(
+    'DATABASE_UNAVAILABLE',
+    `the database is unavailable; try again in ${DATABASE_RETRY_AFTER_SECONDS} s`,
+    [],
+    DATABASE_RETRY_AFTER_SECONDS,
+    cause,
+  );
+
+export const isDatabaseUnavailable = (error: unknown): boolean => error instanceof DomainError && error.code === 'DATABASE_UNAVAILABLE';

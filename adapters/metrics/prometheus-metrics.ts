@@ -50,7 +50,7 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['provider', 'reason'],
       registers,
     });
-    this.sweepPasses = new Counter({ name: 'sweep_passes_total', help: 'Billing sweep passes: ran, skipped (another runner held it), lock_lost', labelNames: ['outcome'], registers });
+    this.sweepPasses = new Counter({ name: 'sweep_passes_total', help: 'Billing sweep passes: ran, skipped (another runner held it), lock_lost, database_unavailable (the pass was skipped)', labelNames: ['outcome'], registers });
     this.sweepDuration = new Histogram({ name: 'sweep_pass_duration_seconds', help: 'Duration of billing sweep passes that ran', buckets: SWEEP_BUCKETS, registers });
     this.sweepStepDuration = new Histogram({ name: 'sweep_step_duration_seconds', help: 'Duration of each step of a sweep pass', labelNames: ['step'], buckets: SWEEP_BUCKETS, registers });
     this.sweepItems = new Counter({ name: 'sweep_items_total', help: 'What sweep passes did, by item (blocks_paid, removals, breakers_tripped...)', labelNames: ['item'], registers });
@@ -114,6 +114,11 @@ export class PrometheusMetrics implements Metrics {
         return () => this.sweepStepDuration.observe({ step: name }, seconds(stepStartedAt));
       },
       finished: (outcome: SweepPassOutcome) => {
+        if (outcome.databaseUnavailable) {
+          // nothing was done: no items, no starts, no oldest start known
+          this.sweepPasses.inc({ outcome: 'database_unavailable' });
+          return;
+        }
         this.sweepPasses.inc({ outcome: !outcome.ran ? 'skipped' : outcome.lockLost ? 'lock_lost' : 'ran' });
         // a runner that skipped the money steps still took its share of the starts
         if (outcome.errors > 0) this.sweepErrors.inc(outcome.errors);

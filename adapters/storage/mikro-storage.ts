@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
-import pg from 'pg';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
 import type { ChargeWatcher, Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { NO_METRICS, type Metrics } from '../../core/ports/metrics.ts';
+import { DEFAULT_DATABASE_TIMEOUT_MS, deadlineClient, deadlineOptions, mapOutage } from './database-deadline.ts';
 import { immediateTally, PendingLedgerTally, type LedgerTally } from './ledger-tally.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
@@ -43,7 +43,8 @@ const ALWAYS_HELD: Lease = { held: async () => true };
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite database in a directory. */
 export type StorageTarget =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  /** timeoutMs: DATABASE_TIMEOUT_MS, longest a connection, a free pooled one or a statement is waited for (default 5000). */
+  | { kind: 'postgres'; url: string; poolSize?: number; timeoutMs?: number }
   | { kind: 'pglite'; dataDir: string };
 
 export const describeTarget = (target: StorageTarget): string =>
@@ -65,6 +66,7 @@ async function openOrm(target: StorageTarget): Promise<MikroORM> {
       ...baseOptions(),
       clientUrl: target.url,
       pool: { min: 0, max: target.poolSize ?? 10 },
+      driverOptions: deadlineOptions(target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS),
     } as Options)) as unknown as MikroORM;
   }
   const { MikroORM: PgliteMikroORM } = await import('@mikro-orm/pglite');
@@ -145,7 +147,11 @@ export class MikroStorage implements Storage {
     return new MikroStorage(orm, target);
   }
 
-  async exclusive<T>(name: string, work: (lease: Lease) => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
+  exclusive<T>(name: string, work: (lease: Lease) => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
+    return mapOutage(() => this.exclusiveRun(name, work));
+  }
+
+  private async exclusiveRun<T>(name: string, work: (lease: Lease) => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
     if (this.target.kind === 'pglite') {
       // a PGlite database belongs to this one process: a flag in memory is the lock
       if (this.running.has(name)) return { ran: false };
@@ -157,7 +163,9 @@ export class MikroStorage implements Storage {
       }
     }
     // a session-level advisory lock needs one connection held for the whole run, outside the pool
-    const client = new pg.Client({ connectionString: this.target.url, keepAlive: true, application_name: `gpu-control-plane ${name}` });
+    const timeoutMs = this.target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+    const Client = deadlineClient(timeoutMs);
+    const client = new Client({ connectionString: this.target.url, keepAlive: true, connectionTimeoutMillis: timeoutMs, application_name: `gpu-control-plane ${name}` });
     let lost: unknown = null;
     // without a listener a dropped connection would crash the process; with it, the run learns it lost the lock
     client.on('error', (error) => (lost ??= error));
@@ -200,7 +208,11 @@ export class MikroStorage implements Storage {
     this.watcher = watcher;
   }
 
-  async transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+  transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return mapOutage(() => this.transactionRun(work));
+  }
+
+  private async transactionRun<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
     const ledger = new PendingLedgerTally();
     let afterCommit: (() => void) | null = null;
     const result = await this.orm.em.fork().transactional(async (em) => {
@@ -215,16 +227,16 @@ export class MikroStorage implements Storage {
   }
 
   read<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return work(unitOfWork(this.orm.em.fork(), this.immediate));
+    return mapOutage(() => work(unitOfWork(this.orm.em.fork(), this.immediate)));
   }
 
   autocommit<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return work(unitOfWork(this.orm.em.fork(), this.immediate));
+    return mapOutage(() => work(unitOfWork(this.orm.em.fork(), this.immediate)));
   }
 
   /** Raw SQL for operators' tools and tests; never used by the core. */
   execute<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.orm.em.fork().execute(sql, params) as Promise<T>;
+    return mapOutage(() => this.orm.em.fork().execute(sql, params) as Promise<T>);
   }
 
   async close(): Promise<void> {

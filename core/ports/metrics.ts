@@ -21,6 +21,8 @@ export interface SweepPassOutcome {
   /** false when another runner held the sweep. */
   ran: boolean;
   lockLost: boolean;
+  /** The database did not answer when the pass began: the pass was skipped, nothing done. */
+  databaseUnavailable?: boolean;
   errors: number;
   items: Readonly<Record<string, number>>;
   /** How long the oldest start that is due (a reservation past starts_at, a claim never tried) has waited to be taken, in seconds; null: none waits. */

@@ -1,4 +1,5 @@
 import { isolated } from '../billing/isolated.ts';
+import { isDatabaseUnavailable } from '../errors.ts';
 import { Budget } from '../budget.ts';
 import { ALL_INTERACTIVE, type Background } from '../ports/call-priority.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -82,7 +83,8 @@ export class SweepService {
   /**
    * One pass: the money steps under the sweep's lock (one runner at a time), then the start steps outside it, in
    * every runner (a runner that found the lock held takes its share of the starts too). The starts stop at the
-   * pass's budget; those in flight then go on by themselves.
+   * pass's budget; those in flight then go on by themselves. While the database does not answer the pass is skipped:
+   * it throws DATABASE_UNAVAILABLE, counted in the metrics, for the host to log.
    */
   async run(): Promise<SweepReport> {
     return this.background(() => this.pass());
@@ -93,7 +95,14 @@ export class SweepService {
     const cutBefore = this.deadlines?.cut ?? 0;
     const timer = this.metrics.sweepPassStarted();
     const report = emptyReport(this.clock.now());
-    const outcome = await this.storage.exclusive(LOCK, (lease) => this.moneySteps(lease, report, timer, pass));
+    let outcome: { ran: boolean };
+    try {
+      outcome = await this.storage.exclusive(LOCK, (lease) => this.moneySteps(lease, report, timer, pass));
+    } catch (error) {
+      // the lock could not even be asked for: the whole pass is skipped (no start either), the next one carries on
+      if (isDatabaseUnavailable(error)) timer.finished({ ...passOutcome({ ...report, ran: false }), databaseUnavailable: true });
+      throw error;
+    }
     report.ran = outcome.ran;
     // side by side: a cloud slow to create holds up neither kind of start behind the other
     await Promise.all(this.plan.starts.map((step) => this.step(step, report, timer, pass)));

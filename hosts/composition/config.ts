@@ -128,6 +128,7 @@ const EnvSchema = z.object({
     .url()
     .refine((url) => /^postgres(ql)?:\/\//.test(url), 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   DATA_DIR: z.string().min(1).default('./data'),
   OPERATOR_KEYS: z
     .string()
@@ -233,7 +234,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     port: e.PORT,
     host: e.HOST,
     trustProxy: e.TRUST_PROXY,
-    storage: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'pglite', dataDir: e.DATA_DIR },
+    storage: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL, timeoutMs: e.DATABASE_TIMEOUT_MS } : { kind: 'pglite', dataDir: e.DATA_DIR },
     operatorKeys: e.OPERATOR_KEYS,
     rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE, operatorPerMinute: e.OPERATOR_RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,

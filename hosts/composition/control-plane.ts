@@ -38,6 +38,7 @@ import { ConfigError, type ControlPlaneConfig } from './config.ts';
 import { priceListOf } from './metering-config.ts';
 import { choosePayments, createPayments } from './payments.ts';
 import { sharedState } from './redis.ts';
+import { sweepFailed } from './sweep-log.ts';
 import { chooseSecretBox, requireOpenableSecrets } from './secrets.ts';
 import { createWebhooks } from './webhook-delivery.ts';
 import { observeWebhookDeliveries } from './webhook-metrics.ts';
@@ -206,7 +207,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
   const sweepJob =
     config.billing?.sweep === false
       ? null
-      : new Cron('30 * * * * *', { protect: true, unref: true, catch: (error) => logger.error({ err: error }, 'billing sweep failed') }, async () => {
+      : new Cron('30 * * * * *', { protect: true, unref: true, catch: sweepFailed(logger) }, async () => {
           const report = await services.sweep.run();
           if (report.ran) logger.info({ sweep: report }, 'billing sweep');
         });

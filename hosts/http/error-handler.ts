@@ -14,10 +14,18 @@ interface HttpishError {
 }
 
 /** Every error leaves as `{detail}`; only bugs and outages become 5xx, and those are logged. */
+/** A database outage fails every request: its cause is logged once per interval, not once per request. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
+  let outageLogged = -Infinity;
   return (error: unknown, req, res, _next) => {
     if (res.headersSent) return;
     if (isDomainError(error)) {
+      if (error.code === 'DATABASE_UNAVAILABLE' && performance.now() - outageLogged > OUTAGE_LOG_INTERVAL_MS) {
+        outageLogged = performance.now();
+        logger.warn({ err: loggableError(error.cause), method: req.method, path: req.path }, 'the database is unavailable: answering 503');
+      }
       const { status, body } = toHttpError(error);
       if (error.retryAfterSeconds !== null) res.set('Retry-After', String(error.retryAfterSeconds));
       res.status(status).json(body);

@@ -11,6 +11,7 @@ import type { RateLimiters } from '../http/rate-limit.ts';
 import type { RouteDef } from '../http/route.ts';
 import { bearerOf } from '../http/router.ts';
 import { inProcessBackend } from './in-process.ts';
+import { toHttpError } from '../http/error-mapper.ts';
 import { createMcpServer, toolSet } from './mcp-server.ts';
 import { toolCatalog, type OpenApiDocument } from './tool-catalog.ts';
 
@@ -104,7 +105,8 @@ export function mcpEndpoint(deps: McpEndpointDeps): RequestHandler {
       try {
         caller = await deps.tenancy.authenticate(bearer);
       } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
+        // only a refused bearer is a 401; anything else (the database not answering: 503) goes to the error mapper
+        if (!(error instanceof DomainError) || toHttpError(error).status !== 401) throw error;
         refused = error.message;
       }
     }

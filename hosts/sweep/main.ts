@@ -3,6 +3,7 @@ import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
+import { sweepFailed } from '../composition/sweep-log.ts';
 import { listenMetrics } from './metrics-server.ts';
 
 /**
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   metricsServer?.once('listening', () => plane.logger.info({ port: metricsPort }, `sweep daemon metrics on http://localhost:${metricsPort}/metrics`));
-  const job = new Cron('30 * * * * *', { protect: true, catch: (error) => plane.logger.error({ err: error }, 'billing sweep failed') }, pass);
+  const job = new Cron('30 * * * * *', { protect: true, catch: sweepFailed(plane.logger) }, pass);
   const stop = async (signal: string) => {
     plane.logger.info({ signal }, 'stopping the sweep daemon after the pass in flight');
     job.stop();

@@ -82,7 +82,9 @@ describe('configuration from the environment', () => {
       OPERATOR_KEYS: 'first-key-0123456789, second-key-0123456789',
       RATE_LIMIT_PER_MINUTE: '60',
     });
-    expect(config.storage).toEqual({ kind: 'postgres', url: 'postgres://u@db:5432/gcp' });
+    expect(config.storage).toEqual({ kind: 'postgres', url: 'postgres://u@db:5432/gcp', timeoutMs: 5_000 });
+    expect(configFromEnv({ DATABASE_URL: 'postgres://u@db:5432/gcp', DATABASE_TIMEOUT_MS: '1500' }).storage).toMatchObject({ timeoutMs: 1_500 });
+    expect(() => configFromEnv({ DATABASE_TIMEOUT_MS: '50' })).toThrow(/DATABASE_TIMEOUT_MS/);
     expect(config.operatorKeys).toEqual(['first-key-0123456789', 'second-key-0123456789']);
     expect(config.rateLimits.perTokenPerMinute).toBe(60);
   });
