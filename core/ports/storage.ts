@@ -376,6 +376,8 @@ export interface UsageStore {
   list(tenantId: string, filter: UsageFilter): Promise<UsageRecord[]>;
   /** Sums per period (UTC month or ISO week of started_at) and kind, newest period first. */
   periods(tenantId: string, granularity: Granularity, year?: number): Promise<UsagePeriodRow[]>;
+  /** What the tenant's records of one kind referencing `reference`, started at or after `since`, were charged in all. */
+  chargedFor(tenantId: string, kind: string, reference: string, since: Date): Promise<Cents>;
   /** What the tenant's unsettled records add up to: part of owed_cents. */
   unsettledCents(tenantId: string): Promise<Cents>;
   /** The same for every tenant that has any. */

@@ -3,6 +3,7 @@ import type { Clock } from '../ports/clock.ts';
 import { isVolumeHost, type Provider, type VolumeHost } from '../ports/providers.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { Volume } from './volume.ts';
+import type { UsageRecorder } from './storage-hours.ts';
 import { deleteVolumeRow } from './volume-commitment.ts';
 
 /** Volumes a pass deletes at most; the rest wait for the next pass. */
@@ -24,10 +25,12 @@ export class VolumeExpiry {
   private readonly storage: Storage;
   private readonly clock: Clock;
   private readonly hosts: Map<string, Provider & VolumeHost>;
+  private readonly usage: UsageRecorder;
 
-  constructor(deps: { storage: Storage; clock: Clock; providers: readonly Provider[] }) {
+  constructor(deps: { storage: Storage; clock: Clock; providers: readonly Provider[]; usage: UsageRecorder }) {
     this.storage = deps.storage;
     this.clock = deps.clock;
+    this.usage = deps.usage;
     this.hosts = new Map(deps.providers.filter(isVolumeHost).map((provider) => [provider.name, provider]));
   }
 
@@ -55,7 +58,7 @@ export class VolumeExpiry {
     return this.storage.transaction(async (uow) => {
       const [locked] = await uow.volumes.lockMany(current.tenantId, [current.id]);
       if (locked?.status !== 'available') return false;
-      await deleteVolumeRow(uow, locked, this.clock.now());
+      await deleteVolumeRow(uow, this.usage, locked, this.clock.now());
       return true;
     });
   }

@@ -1,15 +1,7 @@
 import type { Clock } from '../ports/clock.ts';
-import type { Storage, UnitOfWork } from '../ports/storage.ts';
-import type { RecordedUsage, SystemUsage } from '../metering/record-system-usage.ts';
+import type { Storage } from '../ports/storage.ts';
 import { isolated } from '../billing/isolated.ts';
-import { billingEndOf } from './volume-commitment.ts';
-
-const HOUR_MS = 3_600_000;
-
-/** What the volume meter needs of metering: a record at the volume's own price, idempotent on its key. */
-export interface UsageRecorder {
-  record(uow: UnitOfWork | null, usage: SystemUsage): Promise<RecordedUsage>;
-}
+import { recordStartedHours, type UsageRecorder } from './storage-hours.ts';
 
 export interface StorageReport {
   /** GB-hour records made this pass. */
@@ -42,23 +34,9 @@ export class VolumeMeter {
         this.storage.transaction(async (uow) => {
           const [locked] = await uow.volumes.lockMany(volume.tenantId, [volume.id]);
           if (!locked) return;
-          const end = billingEndOf(locked, locked.deletedAt ?? now);
-          const started = Math.ceil((end.getTime() - locked.createdAt.getTime()) / HOUR_MS);
-          for (let hour = locked.billedHours + 1; hour <= started; hour++) {
-            const from = locked.createdAt.getTime() + (hour - 1) * HOUR_MS;
-            const made = await this.usage.record(uow, {
-              tenantId: locked.tenantId,
-              kind: 'volume_storage',
-              quantity: locked.sizeGb,
-              unitPriceUsd: locked.priceUsdPerGbHour,
-              reference: locked.id,
-              uniqueKey: `volume:${locked.id}:${hour}`,
-              startedAt: new Date(from),
-              endedAt: new Date(Math.min(from + HOUR_MS, end.getTime())),
-            });
-            if (made.created) report.recorded++;
-          }
-          if (started > locked.billedHours) await uow.volumes.update({ ...locked, billedHours: started });
+          const { volume: metered, recorded } = await recordStartedHours(this.usage, uow, locked, now);
+          report.recorded += recorded;
+          if (metered.billedHours !== locked.billedHours) await uow.volumes.update(metered);
         }),
       );
     }

@@ -6,6 +6,7 @@ import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import { admitSpend } from '../spending/spend-gate.ts';
 import type { Token } from '../tenancy/token.ts';
 import { storageCents, storageCentsPerHour } from './storage-cost.ts';
+import type { UsageRecorder } from './storage-hours.ts';
 import { deleteVolumeRow, failVolume } from './volume-commitment.ts';
 import { hourlyPrice } from './pricing.ts';
 import { VOLUME_ID_PREFIX, type Volume } from './volume.ts';
@@ -48,9 +49,12 @@ export class VolumeService {
   private readonly ids: Ids;
   private readonly hosts: Map<string, Provider & VolumeHost>;
   private readonly limits: VolumeLimits;
+  private readonly usage: UsageRecorder;
 
-  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; providers: readonly Provider[]; limits?: VolumeLimits }) {
+  /** `usage`: where a deleted volume's last hours are recorded, in the deletion's transaction. */
+  constructor(deps: { storage: Storage; clock: Clock; ids: Ids; providers: readonly Provider[]; usage: UsageRecorder; limits?: VolumeLimits }) {
     this.limits = deps.limits ?? { maxGbPerTenant: DEFAULT_MAX_GB_PER_TENANT };
+    this.usage = deps.usage;
     this.storage = deps.storage;
     this.clock = deps.clock;
     this.ids = deps.ids;
@@ -166,7 +170,7 @@ export class VolumeService {
     return this.storage.read((uow) => uow.volumes.list(tenantId));
   }
 
-  /** Deletes a volume no live machine uses, upstream first; its storage is billed up to now. */
+  /** Deletes a volume no live machine uses, upstream first; its storage is billed up to now, and its commitment drops to that. */
   async delete(tenantId: string, volumeId: string): Promise<void> {
     const volume = await this.storage.read((uow) => uow.volumes.get(tenantId, volumeId));
     if (!volume || volume.status === 'deleted') throw notFound(`volume ${volumeId}`);
@@ -190,7 +194,7 @@ export class VolumeService {
       if (!locked || locked.status === 'deleted') return;
       if (locked.status === 'creating') throw new DomainError('CONFLICT', `volume ${volumeId} is still being made`);
       if (locked.status === 'attached') throw new DomainError('CONFLICT', `volume ${volumeId} was attached to instance ${locked.attachedInstanceId} meanwhile`);
-      await deleteVolumeRow(uow, locked, this.clock.now());
+      await deleteVolumeRow(uow, this.usage, locked, this.clock.now());
     });
   }
 

@@ -109,7 +109,7 @@ describe('volumes and the spend cap', () => {
     expect(records).toHaveLength(3);
     const billed = records.reduce((sum, r) => sum + r.amount_cents, 0);
     expect(billed).toBeLessThanOrEqual(3 * rate);
-    expect((await self(agent)).committed_cents).toBe(3 * rate);
+    expect((await self(agent)).committed_cents).toBe(billed);
   });
 
   it('deleted early keep on the chain only what their started hours can cost', async () => {
@@ -120,10 +120,35 @@ describe('volumes and the spend cap', () => {
     expect((await self(agent)).committed_cents).toBe(10 * rate);
     world.clock.advance(90 * 60_000);
     expect((await world.api.call('DELETE', `/v1/volumes/${made.body.id}`, { token: agent })).status).toBe(204);
-    expect((await self(agent)).committed_cents).toBe(2 * rate);
-    await sweep();
     const billed = (await storageRecords(root, made.body.id)).reduce((sum, r) => sum + r.amount_cents, 0);
     expect(billed).toBeLessThanOrEqual(2 * rate);
+    expect((await self(agent)).committed_cents).toBe(billed);
+    await sweep();
+    expect((await self(agent)).committed_cents).toBe(billed);
+  });
+
+  it('deleted early keep on the chain what their storage was charged, recorded at the delete, and release the rest', async () => {
+    const { token: root } = await world.fundedTenant(100);
+    const agent = await child(root, { spend_limit_usd: '5' });
+    // 1,000 GB cost 9.6 cents an hour (committed at 10), 250 GB 2.4 (committed at 3)
+    const big = await make(agent, { size_gb: 1_000, hours: 2 });
+    const small = await make(agent, { size_gb: 250, hours: 2 });
+    expect([big.status, small.status]).toEqual([201, 201]);
+    expect((await self(agent)).committed_cents).toBe(2 * 10 + 2 * 3);
+    world.clock.advance(10 * 60_000);
+    expect((await world.api.call('DELETE', `/v1/volumes/${big.body.id}`, { token: agent })).status).toBe(204);
+    expect((await world.api.call('DELETE', `/v1/volumes/${small.body.id}`, { token: agent })).status).toBe(204);
+
+    // each started hour is recorded at the delete: the tenant's metered total is 12.0 cents, charged 10 then 2
+    const charged = [...(await storageRecords(root, big.body.id)), ...(await storageRecords(root, small.body.id))].map((r) => r.amount_cents);
+    expect(charged.sort((a, b) => a - b)).toEqual([2, 10]);
+    // what stays committed is what was charged, not the 3 cents an hour of storage could have cost
+    expect((await self(agent)).committed_cents).toBe(12);
+    expect((await self(root)).committed_cents).toBe(12);
+    world.clock.advance(3 * HOUR);
+    await sweep();
+    expect((await self(agent)).committed_cents).toBe(12);
+    expect((await storageRecords(root, big.body.id)).length + (await storageRecords(root, small.body.id)).length).toBe(2);
   });
 
   it('a create the provider refuses, or that is never found there, releases its whole commitment', async () => {

@@ -160,6 +160,15 @@ export class MikroUsageStore implements UsageStore {
     }));
   }
 
+  async chargedFor(tenantId: string, kind: string, reference: string, since: Date): Promise<Cents> {
+    // on usage_records_tenant (tenant_id, started_at): the tenant's records since then, not all of them
+    const [row] = await this.em.execute<Row[]>(
+      `select coalesce(sum(amount_cents), 0) as charged from usage_records where tenant_id = ? and started_at >= ? and resource_kind = ? and reference = ?`,
+      [tenantId, since, kind, reference],
+    );
+    return row ? num(row.charged) : 0;
+  }
+
   async unsettledCents(tenantId: string): Promise<Cents> {
     const [row] = await this.em.execute<Row[]>(`select coalesce(sum(amount_cents), 0) as owed from usage_records where tenant_id = ? and settled_at is null`, [tenantId]);
     return row ? num(row.owed) : 0;

@@ -51,7 +51,7 @@ export function registerBilling(
         payments: c.resolve(PaymentsService),
         metering: c.resolve(MeteringService),
         volumes: new VolumeMeter({ storage: get(c, STORAGE), clock: get(c, CLOCK), usage: c.resolve(MeteringService) }),
-        volumeWindows: new VolumeExpiry({ ...basics(c), providers: get(c, PROVIDERS) }),
+        volumeWindows: new VolumeExpiry({ ...basics(c), providers: get(c, PROVIDERS), usage: c.resolve(MeteringService) }),
         metrics: get(c, METRICS),
         tenancy: c.resolve(TenancyService),
         balanceAlerts: new BalanceAlerts(basics(c)),

@@ -1,6 +1,7 @@
 import { instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { CatalogService } from '../../../core/catalog/catalog-service.ts';
 import { MarketService } from '../../../core/market/market-service.ts';
+import { MeteringService } from '../../../core/metering/metering-service.ts';
 import { RentalService } from '../../../core/rentals/rental-service.ts';
 import { ReservationService } from '../../../core/reservations/reservation-service.ts';
 import { SpotClaimService } from '../../../core/spot/spot-claim-service.ts';
@@ -17,6 +18,7 @@ export function registerRentals(container: DependencyContainer, parts: { config:
         new VolumeService({
           ...basics(c),
           providers: get(c, PROVIDERS),
+          usage: c.resolve(MeteringService),
           limits: { maxGbPerTenant: config.volumes?.maxGbPerTenant ?? DEFAULT_MAX_GB_PER_TENANT },
         }),
     ),
