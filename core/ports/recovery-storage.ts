@@ -17,4 +17,6 @@ export interface RecoveryStore {
    */
   claimDue(now: Date, staleBefore: Date, limit: number, except: readonly string[]): Promise<Recovery[]>;
   update(recovery: Recovery): Promise<void>;
+  /** The nodes of the machines of this one's chain: itself and every machine it replaces, back to the first. */
+  chainNodes(instanceId: string): Promise<string[]>;
 }

@@ -31,7 +31,7 @@ export interface RecoveryTurn {
 
 /**
  * One due recovery, taken up by this runner (recovering): the cheapest node that matches the first machine within
- * its per-GPU rate is rented through the same path as POST /v1/instances, as the token that rented the lost
+ * its per-GPU rate, and that has not lost a machine of this chain already, is rented through the same path as POST /v1/instances, as the token that rented the lost
  * machine, keyed by the lost machine's id; a node gone or dearer now gives way to the next (at most
  * MAX_NODES_TRIED). No node, no attempts left, a window ended, a cap or a balance short: the recovery fails with
  * why and is not tried again. A provider or market that cannot be reached: tried again next pass, for a while.
@@ -48,8 +48,13 @@ export async function recoverMachine(ctx: RecoveryContext, recovery: Recovery, t
   let last: unknown = null;
   let gaveWay = false;
   let candidates: PricedNode[];
+  let lostOn: Set<string>;
   try {
-    candidates = (await ctx.chooser.cheapest(replacementFilter(recovery.spec), MAX_NODES_TRIED)).filter((node) => fits(recovery.spec, node));
+    // a node that lost a machine of this chain is not rented again for it: the next cheapest is
+    lostOn = new Set(await ctx.storage.read((uow) => uow.recoveries.chainNodes(recovery.instanceId)));
+    candidates = (await ctx.chooser.cheapest(replacementFilter(recovery.spec), MAX_NODES_TRIED + lostOn.size))
+      .filter((node) => fits(recovery.spec, node) && !lostOn.has(node.node.id))
+      .slice(0, MAX_NODES_TRIED);
   } catch (error) {
     return retryOrFail(ctx, recovery, lost, error, turn);
   }
@@ -71,7 +76,7 @@ export async function recoverMachine(ctx: RecoveryContext, recovery: Recovery, t
     gaveWay = await missed(ctx, last, node);
     if (!gaveWay) break;
   }
-  const none = `no ${last === null ? '' : 'other '}node of ${describeSpec(recovery.spec)} now`;
+  const none = `no ${last === null ? '' : 'other '}node of ${describeSpec(recovery.spec)} now${lostOn.size > 0 ? ` but ${[...lostOn].join(', ')}, which lost a machine of this chain` : ''}`;
   if (last === null) return fail(ctx, recovery, lost, none);
   if (!(last instanceof DomainError) || last.code === 'UPSTREAM_UNAVAILABLE' || last.code === 'MARKET_UNAVAILABLE') return retryOrFail(ctx, recovery, lost, last, turn);
   return fail(ctx, recovery, lost, gaveWay ? `${messageOf(last)}; ${none}` : messageOf(last));

@@ -134,6 +134,49 @@ describe('managed recovery', () => {
     expect(ended.replaced_by).toBeNull();
   });
 
+  it('never rents again a node that lost a machine of the chain, though it is the cheapest like it', async () => {
+    const { token } = await world.fundedTenant(100);
+    // the dearest of three or more nodes alike: every one of them is within its rate
+    let node: Node | null = null;
+    let like: Node[] = [];
+    for (const candidate of (await world.offers((o) => o.rate >= 40 && o.rate <= 400)).reverse()) {
+      if (used.has(`${candidate.gpuType}x${candidate.gpuCount}`)) continue;
+      like = await matches(candidate);
+      if (like.length >= 3 && like.at(-1)!.id === candidate.id && like[0]!.rate < candidate.rate) {
+        node = candidate;
+        used.add(`${candidate.gpuType}x${candidate.gpuCount}`);
+        break;
+      }
+    }
+    expect(node, 'a node with two cheaper like it').not.toBeNull();
+    const reprice = async (id: string, perGpu: number) => {
+      const res = await call('POST', `/v1/operator/sandbox/offers/${id}/price`, { headers: OPERATOR, body: { price_per_gpu_hour_usd: (perGpu / 100).toFixed(2) } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    };
+    const { rented } = await rentRunning(token, node!, { recovery: { max_attempts: 3 } });
+    // its node becomes the cheapest of them all, then loses the machine
+    await reprice(node!.id, perGpuCents(like[0]!.rate, like[0]!.gpuCount) - 1);
+    await chaos('lose', rented.id);
+    world.clock.advance(5 * MINUTE);
+    expect(await sweep()).toMatchObject({ gone_upstream: 1, machines_recovered: 1 });
+    const first = await instance(token, (await instance(token, rented.id)).replaced_by);
+    expect(first.node_id).not.toBe(node!.id);
+    expect(first.node_id).toBe(like[0]!.id);
+
+    // the replacement's node loses its machine too: the next goes to neither
+    world.clock.advance(30_000);
+    expect((await instance(token, first.id)).status).toBe('running');
+    world.clock.advance(10 * MINUTE);
+    await sweep();
+    await chaos('lose', first.id);
+    world.clock.advance(5 * MINUTE);
+    expect(await sweep()).toMatchObject({ gone_upstream: 1, machines_recovered: 1 });
+    const second = await instance(token, (await instance(token, first.id)).replaced_by);
+    expect([node!.id, like[0]!.id]).not.toContain(second.node_id);
+    expect(second.node_id).toBe(like[1]!.id);
+    expect(second.recovery).toMatchObject({ attempts_left: 1 });
+  });
+
   it('after a preemption, then stops at max_attempts: the last machine says why, and instance.recovery_failed is told', async () => {
     const { token, tenantId } = await world.fundedTenant(100);
     await listen(token);

@@ -87,4 +87,16 @@ export class MikroRecoveryStore implements RecoveryStore {
       [r.status, r.replacedBy, r.failure, r.dueAt, r.claimedAt, r.instanceId],
     );
   }
+
+  async chainNodes(instanceId: string): Promise<string[]> {
+    const rows = await this.em.execute<{ node_id: string }[]>(
+      `with recursive chain (instance_id, replaces) as (
+         select instance_id, replaces from instance_recoveries where instance_id = ?
+         union all
+         select r.instance_id, r.replaces from instance_recoveries r join chain c on r.instance_id = c.replaces)
+       select distinct i.node_id from chain c join instances i on i.id = c.instance_id`,
+      [instanceId],
+    );
+    return rows.map((row) => row.node_id);
+  }
 }
