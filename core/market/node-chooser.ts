@@ -55,6 +55,11 @@ export interface ChooseOptions {
   skip?: ReadonlySet<string>;
   /** At most this many live checks; MAX_NODES_TRIED by default. */
   tries?: number;
+  /**
+   * Why a candidate cannot be rented for this request whatever its live price (its provider cannot carry the
+   * rental's options), null when it can: such nodes are passed over before any provider is asked, and counted.
+   */
+  unfit?: (candidate: PricedNode) => string | null;
 }
 
 /**
@@ -136,11 +141,16 @@ export class NodeChooser {
     const skip = options.skip ?? new Set<string>();
     // the snapshot says which prices are unverified: those are passed over before any provider is asked
     const window = options.verifiedOnly ? VERIFIED_WINDOW : tries + skip.size;
-    const candidates = (await this.cheapest(bounded, window, { spot: options.spot ?? false }))
-      .filter((c) => !skip.has(c.node.id) && (!options.verifiedOnly || c.offer.priceVerified))
-      .slice(0, tries);
+    const ranked = (await this.cheapest(bounded, window, { spot: options.spot ?? false })).filter((c) => !skip.has(c.node.id) && (!options.verifiedOnly || c.offer.priceVerified));
+    const candidates: PricedNode[] = [];
+    const passedOver = new Map<string, number>();
+    for (const candidate of ranked) {
+      const unfit = options.unfit?.(candidate) ?? null;
+      if (unfit !== null) passedOver.set(unfit, (passedOver.get(unfit) ?? 0) + 1);
+      else if (candidates.length < tries) candidates.push(candidate);
+    }
     const tried: string[] = [];
-    const refusals: string[] = [];
+    const refusals = [...passedOver].map(([why, count]) => `${count} cheaper node${count === 1 ? '' : 's'} passed over: ${why}`);
     for (const candidate of candidates) {
       tried.push(candidate.node.id);
       const quote = await this.quote(candidate.node);

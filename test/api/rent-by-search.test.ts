@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandboxProvider } from '../../adapters/providers/sandbox/index.ts';
+import type { Offer } from '../../core/market/offer.ts';
+import type { Provider } from '../../core/ports/providers.ts';
+import { startApi, type TestApi } from '../support/api.ts';
 import { offerGroups, offerIdOf, usd } from '../support/offer-groups.ts';
+import { renamedProvider } from '../support/renamed-provider.ts';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 /**
@@ -127,5 +132,52 @@ describe('idempotency of a search rental', () => {
     expect(other.status).toBe(409);
     expect(other.body.detail).toMatch(/idempotency_key/);
     expect(await rentalCharges(token)).toHaveLength(1);
+  });
+});
+
+describe('a search whose cheapest match is at a provider that cannot carry the options', () => {
+  let api: TestApi;
+  let token: string;
+  let sandbox: Provider;
+  beforeAll(async () => {
+    sandbox = createSandboxProvider({ provisioningMs: 0 });
+    // the same market a tenth cheaper, at a cloud that installs SSH keys and nothing else (as Lambda does)
+    const renamed = renamedProvider(createSandboxProvider({ provisioningMs: 0 }), 'narrow');
+    const cheaper = (offer: Offer): Offer => ({ ...offer, priceUsdPerHour: (Number(offer.priceUsdPerHour) * 0.9).toFixed(4) });
+    const narrow: Provider = {
+      ...renamed,
+      machineOptions: ['ssh_keys'],
+      listOffers: async (signal) => (await renamed.listOffers(signal)).map(cheaper),
+      getOffer: async (offerId, signal) => {
+        const offer = await renamed.getOffer(offerId, signal);
+        return offer && cheaper(offer);
+      },
+    };
+    api = await startApi({ payments: { kind: 'manual' }, market: { rentalsOpen: true } }, { providers: [narrow, sandbox] });
+    const tenant = await api.newTenant();
+    token = tenant.token;
+    expect((await api.call('POST', `/v1/operator/tenants/${tenant.tenantId}/credit`, { headers: OPERATOR, body: { amount_usd: '500.00', reason: 'test funds' } })).status).toBe(201);
+  });
+  afterAll(() => api?.close());
+
+  it('rents the next candidate, at a provider that can; nothing asked of it: the cheaper node; none that can: 409 saying why', async () => {
+    const offer = (await sandbox.listOffers()).filter((o) => o.priceVerified && o.available > 0 && Number(o.priceUsdPerHour) < 3).sort((a, b) => Number(a.priceUsdPerHour) - Number(b.priceUsdPerHour))[0]!;
+    const search = { gpu_type: offer.gpuType, gpu_count: offer.gpuCount };
+    const rent = (body: Record<string, unknown>) => api.call('POST', '/v1/instances', { token, body: { search, termination_hours: 1, ...body } });
+
+    const plain = await rent({ name: 'plain' });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(201);
+    expect(plain.body.provider).toBe('narrow');
+    for (const options of [{ startup_script: 'echo hi' }, { ports: [8888] }, { env: { MODE: 'train' } }]) {
+      const rented = await rent(options);
+      expect(rented.status, `${JSON.stringify(options)}: ${JSON.stringify(rented.body)}`).toBe(201);
+      expect(rented.body.provider).toBe('sandbox');
+    }
+    // a dry run chooses as the rental does
+    expect((await rent({ startup_script: 'echo hi', dry_run: true })).body.node_id).toMatch(/^sandbox:/);
+
+    const nowhere = await rent({ search: { ...search, provider: 'narrow' }, startup_script: 'echo hi' });
+    expect(nowhere.status).toBe(409);
+    expect(nowhere.body.detail).toMatch(/passed over: narrow cannot carry out startup_script/);
   });
 });
