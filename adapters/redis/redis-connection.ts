@@ -19,12 +19,19 @@ export interface RedisConnection {
 const reconnectStrategy = (retries: number): number => Math.min(50 * 2 ** retries, 2_000);
 
 /**
+ * A PING every half second, and a connection with nothing read for 2 s closed: a Redis that hangs (frozen, a network
+ * partition) is noticed like one that went away, within the 5 s a revocation may take to reach every replica.
+ */
+const PING_INTERVAL_MS = 500;
+const SILENCE_MS = 2_000;
+
+/**
  * Two clients on REDIS_URL. Neither start waits for Redis: a replica whose Redis is down serves requests
- * (rate limits counted locally, revocations reaching other replicas within the token cache's TTL) and
+ * (rate limits counted locally, tokens read from the database on every request, so a revocation anywhere holds at once) and
  * connects when Redis answers. `onError` hears every connection error; the caller decides how loudly to log.
  */
 export function openRedis(settings: RedisSettings, onError: (error: unknown) => void): RedisConnection {
-  const options = { url: settings.url, socket: { connectTimeout: 2_000, reconnectStrategy } };
+  const options = { url: settings.url, pingInterval: PING_INTERVAL_MS, socket: { connectTimeout: 2_000, socketTimeout: SILENCE_MS, reconnectStrategy } };
   // a command waiting for a reconnection would hold its request; failing fast lets the caller fall back
   const commands = createClient({ ...options, disableOfflineQueue: true }) as RedisClientType;
   const subscriber = createClient(options) as RedisClientType;

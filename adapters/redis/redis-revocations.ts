@@ -4,7 +4,8 @@ import type { RedisConnection } from './redis-connection.ts';
 /**
  * Revocations as messages on one Redis channel. Pub/sub delivers only to connected subscribers, so a
  * replica whose subscription was cut off drops its whole cache when it is back (null to the listener):
- * anything it cached may have been revoked meanwhile.
+ * anything it cached may have been revoked meanwhile; while it is cut off, `live()` is false and tokens are read
+ * from the database on every request.
  */
 export class RedisRevocations implements RevocationFeed {
   private readonly redis: RedisConnection;
@@ -33,6 +34,10 @@ export class RedisRevocations implements RevocationFeed {
     } catch (error) {
       this.onError(error);
     }
+  }
+
+  live(): boolean {
+    return this.redis.subscriber.isReady;
   }
 
   subscribe(listener: (tokenIds: readonly string[] | null) => void): void {

@@ -10,4 +10,9 @@ export interface RevocationFeed {
    * have been missed (the feed was cut off and is back), so everything cached should be read again.
    */
   subscribe(listener: (tokenIds: readonly string[] | null) => void): void;
+  /**
+   * Whether announcements reach this replica now. While they do not (the feed is down), a revocation made on
+   * another replica would go unheard, so every token's row is read from the database instead of the cache.
+   */
+  live(): boolean;
 }

@@ -19,14 +19,15 @@ const load = async (ctx: TenancyContext, tokenId: string): Promise<Token | null>
 
 /**
  * The active token behind a bearer secret, or UNAUTHENTICATED (saying so when it timed out idle). The row may come
- * from this replica's cache; a cached row that looks past its idle deadline is read again before the refusal, as
+ * from this replica's cache (not while the revocation feed is down); a cached row that looks past its idle deadline is read again before the refusal, as
  * another replica may have recorded activity since. The request counts as the token's activity (token-activity.ts).
  */
 export async function authenticate(ctx: TenancyContext, bearer: string): Promise<Token> {
   const tokenId = tokenIdOf(bearer);
   if (!tokenId) throw unauthenticated();
   const now = ctx.clock.now();
-  let token = ctx.recent.get(tokenId);
+  // while the revocation feed is down, another replica's revocation could not reach this cache: read through
+  let token = ctx.revocations?.live() === false ? null : ctx.recent.get(tokenId);
   if (token && isIdle(token, now)) token = null;
   token ??= await load(ctx, tokenId);
   const digest = ctx.secrets.digest(bearer);

@@ -52,7 +52,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: the database answers, migrations are current, market snapshots are present
+         * Readiness: the database answers, migrations are current, market snapshots are present (Redis reached, or degraded)
          * @description Public: no credential.
          */
         get: operations["readyz"];
@@ -2407,15 +2407,18 @@ export interface components {
         OpenApiDocument: {
             [key: string]: unknown;
         };
+        /** @description `degraded`: ready, but Redis is not reached (rate limits counted per replica, tokens read from the database) */
         ReadyOut: {
-            /** @constant */
-            status: "ready";
+            /** @enum {string} */
+            status: "ready" | "degraded";
             checks: components["schemas"]["ReadinessChecks"];
         };
         ReadinessChecks: {
             database: components["schemas"]["ReadinessCheck"];
             migrations: components["schemas"]["ReadinessCheck"];
             snapshots: components["schemas"]["ReadinessCheck"];
+            /** @description With REDIS_URL: both connections up. Not ok makes the replica `degraded`, not unready */
+            redis?: components["schemas"]["ReadinessCheck"];
         };
         ReadinessCheck: {
             ok: boolean;

@@ -63,7 +63,7 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
   {
     names: ["REDIS_URL"],
     default: "unset",
-    meaning: "`redis://` or `rediss://`: Redis shared by the replicas, for rate-limit counters (one budget across replicas) and revocations (every replica drops a revoked token at once). Unset: each process counts and caches alone. Redis unreachable at run time: each replica counts its own budget and logs the error; no request fails for it",
+    meaning: "`redis://` or `rediss://`: Redis shared by the replicas, for rate-limit counters (one budget across replicas) and revocations (every replica drops a revoked token at once). Unset: each process counts and caches alone. Redis unreachable at run time (gone, or silent for 2 s): each replica counts its own budget, reads tokens from the database on every request (a revocation anywhere holds at once) and logs the error; no request fails for it; `GET /readyz` says `degraded`",
   },
   {
     names: ["REDIS_PREFIX"],

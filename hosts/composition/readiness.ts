@@ -9,7 +9,14 @@ export interface ReadinessCheck {
 
 export interface ReadinessReport {
   ready: boolean;
-  checks: { database: ReadinessCheck; migrations: ReadinessCheck; snapshots: ReadinessCheck };
+  /** Ready, but Redis is not reached: the replica serves on its own (limits per replica, tokens read through). */
+  degraded: boolean;
+  checks: { database: ReadinessCheck; migrations: ReadinessCheck; snapshots: ReadinessCheck; redis?: ReadinessCheck };
+}
+
+/** What a replica shares through Redis, when REDIS_URL is set. */
+export interface SharedConnections {
+  connected(): boolean;
 }
 
 /** A probe that does not answer in this long counts as failed: a load balancer must not wait on a dead database. */
@@ -43,9 +50,10 @@ async function check(work: () => Promise<string>): Promise<ReadinessCheck> {
  * Whether this replica should get traffic (GET /readyz): its database answers, its schema is exactly the one
  * this build migrates to, and the market has offers to search. One provider's outage does not make a replica
  * unready (every replica would leave the balancer at once, for a cause none of them can fix): the market is
- * ready when at least one enabled provider's offers are served, and the detail names those that are not.
+ * ready when at least one enabled provider's offers are served, and the detail names those that are not. Redis
+ * unreachable does not make it unready either (each replica serves on its own meanwhile): it is `degraded`.
  */
-export function readinessProbe(storage: MikroStorage, market: MarketService): () => Promise<ReadinessReport> {
+export function readinessProbe(storage: MikroStorage, market: MarketService, shared: SharedConnections | null = null): () => Promise<ReadinessReport> {
   let kept: { at: number; report: Promise<ReadinessReport> } | null = null;
 
   async function probe(): Promise<ReadinessReport> {
@@ -69,7 +77,17 @@ export function readinessProbe(storage: MikroStorage, market: MarketService): ()
       if (served.length === 0) throw new Error(`no provider's offers are served yet: ${missing.join(', ')}`);
       return `offers served from ${served.map((view) => view.provider).join(', ')}${missing.length > 0 ? `; none from ${missing.join(', ')}` : ''}`;
     });
-    return { ready: database.ok && migrations.ok && snapshots.ok, checks: { database, migrations, snapshots } };
+    const redis: ReadinessCheck | null =
+      shared === null
+        ? null
+        : shared.connected()
+          ? { ok: true, detail: 'connected' }
+          : { ok: false, detail: 'unreachable: rate limits are counted in each replica, tokens read from the database on every request' };
+    return {
+      ready: database.ok && migrations.ok && snapshots.ok,
+      degraded: redis?.ok === false,
+      checks: { database, migrations, snapshots, ...(redis && { redis }) },
+    };
   }
 
   return () => {

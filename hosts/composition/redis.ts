@@ -8,6 +8,8 @@ import { SharedRateLimitStore } from '../http/shared-rate-limit-store.ts';
 export interface SharedState {
   rateLimitStore(prefix: string): Store;
   revocations: RevocationFeed;
+  /** Whether both connections (counters, revocations) are up, for GET /readyz. */
+  connected(): boolean;
   close(): Promise<void>;
 }
 
@@ -21,12 +23,13 @@ export function sharedState(settings: RedisSettings, logger: Logger): SharedStat
     const now = Date.now();
     if (now - lastLogged < ERROR_LOG_INTERVAL_MS) return;
     lastLogged = now;
-    logger.error({ err: error }, 'Redis unreachable: rate limits counted in this replica alone, revocations from other replicas arrive within the token cache time');
+    logger.error({ err: error }, 'Redis unreachable: rate limits counted in this replica alone, tokens read from the database on every request');
   };
   const redis = openRedis(settings, onError);
   return {
     rateLimitStore: (prefix) => new SharedRateLimitStore(redis.commands, `${redis.prefix}${prefix}`, onError),
     revocations: new RedisRevocations(redis, onError),
+    connected: () => redis.commands.isReady && redis.subscriber.isReady,
     close: () => redis.close(),
   };
 }

@@ -69,7 +69,7 @@ export function buildHttp(
   let openApi: object = {};
   const routes: RouteDef[] = [
     ...metaRoutes(API_VERSION, () => openApi),
-    ...monitoringRoutes(readinessProbe(parts.storage, services.market), parts.metrics, config.metrics?.token ?? null),
+    ...monitoringRoutes(readinessProbe(parts.storage, services.market, parts.shared), parts.metrics, config.metrics?.token ?? null),
     ...tenancyRoutes(services.tenancy),
     ...marketRoutes(services.market, services.marketSummary, services.rentals),
     ...billingRoutes(services.billing, services.accountControl, services.payments),
