@@ -8,6 +8,10 @@ export const ERROR_CODES = [
   'BOOTSTRAP_SECRET_INVALID',
   'SCOPE_REQUIRED',
   'SCOPE_NOT_HELD',
+  /** Only a root credential (an owner's or admin's session, or a token with every scope and no limit) may do this. */
+  'ROOT_REQUIRED',
+  /** A credential that is not root acts only on what its own subtree made. */
+  'MADE_BY_ANOTHER',
   'OPERATOR_KEY_INVALID',
   'NOT_FOUND',
   'CONFLICT',

@@ -1,3 +1,4 @@
+import type { Token } from '../tenancy/token.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Storage } from '../ports/storage.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
@@ -23,8 +24,8 @@ export class AccountControl {
     return operatorHold(this.context, tenantId, reason);
   }
 
-  resume(tenantId: string): Promise<void> {
-    return resumeRenting(this.context, tenantId);
+  resume(caller: Token): Promise<void> {
+    return resumeRenting(this.context, caller);
   }
 
   operatorResume(tenantId: string): Promise<void> {

@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   'reservation.failed',
   'identity.linked',
   'identity.unlinked',
+  'identity.updated',
   'budget.threshold_reached',
   'token.idle_timeout',
 ] as const;

@@ -10,6 +10,9 @@ const person = (link: IdentityLink) => ({
   login: link.login,
   linked_at: link.createdAt.toISOString(),
   linked_by_token_id: link.linkedByTokenId,
+  role: link.role,
+  spend_limit_cents: link.spendLimitCents,
+  max_rental_hours: link.maxRentalHours,
 });
 
 /** A person was linked into the tenant (by a bearer, or an operator's invitation): they can sign in to it now. */
@@ -25,5 +28,13 @@ export const identityUnlinkedEvent = (link: IdentityLink, byTokenId: string, rev
   tenantId: link.tenantId,
   type: 'identity.unlinked',
   data: { ...person(link), unlinked_by_token_id: byTokenId, tokens_revoked: revokedTokens },
+  at,
+});
+
+/** A person's role or limits changed; their sessions and what those issued were narrowed at once. */
+export const identityUpdatedEvent = (link: IdentityLink, byTokenId: string, at: Date): NewEvent => ({
+  tenantId: link.tenantId,
+  type: 'identity.updated',
+  data: { ...person(link), updated_by_token_id: byTokenId },
   at,
 });

@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../errors.ts';
 import { identityLinkedEvent } from '../events/identity-events.ts';
-import { linkOf, tenantNameFor } from './link-or-provision.ts';
+import { addLink, tenantNameFor } from './link-or-provision.ts';
 import type { IdentityLink } from './links.ts';
 import { askIdentity, type SignInContext } from './sign-in-context.ts';
 
@@ -32,12 +32,13 @@ export async function invite(ctx: SignInContext, email: string, tenantId: string
     }
     if (tenantId === null) {
       const tenant = await ctx.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
-      await uow.identities.add(linkOf(ctx, identity, tenant.id, null, now));
+      await addLink(ctx, uow, identity, tenant.id, null, [], 'owner', now);
       return { tenantId: tenant.id, newLink: null };
     }
-    // invited into a tenant that may have people already: they hear of it, as of any link
-    const link = linkOf(ctx, identity, tenantId, null, now);
-    await uow.identities.add(link);
+    // invited into a tenant that may have people already: they hear of it, as of any link; the operator stands above
+    // the tenant, so the person hangs from the tenant itself, its owner when first, else an admin
+    const first = (await uow.identities.listForTenant(tenantId)).length === 0;
+    const link = await addLink(ctx, uow, identity, tenantId, null, [], first ? 'owner' : 'admin', now);
     await uow.events.emit(identityLinkedEvent(link, now));
     return { tenantId, newLink: link };
   });

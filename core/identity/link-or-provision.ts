@@ -2,7 +2,10 @@ import { DomainError } from '../errors.ts';
 import { identityLinkedEvent } from '../events/identity-events.ts';
 import type { IdentityRef } from '../ports/identity.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
-import { linksPeople, type Token } from '../tenancy/token.ts';
+import type { Cents } from '../money.ts';
+import { linkParent, newLinkNode, rootRequired } from '../tenancy/authority.ts';
+import type { Role } from '../tenancy/roles.ts';
+import { isRoot, type Token } from '../tenancy/token.ts';
 import { IDENTITY_ID_PREFIX, type IdentityLink } from './links.ts';
 import type { SignInContext } from './sign-in-context.ts';
 
@@ -17,7 +20,7 @@ export interface Session {
 }
 
 /** An identity found to belong elsewhere while linking: the transaction is rolled back and re-read. */
-class LinkedMeanwhile extends Error {}
+export class LinkedMeanwhile extends Error {}
 
 /**
  * Every successful sign-in, code exchange or device flow ends here, in a transaction of its own: without a bearer, a
@@ -40,39 +43,59 @@ export async function linkOrProvision(ctx: SignInContext, caller: Token | null, 
 /**
  * Signs the identity in to its tenant, links it into the caller's, or provisions a tenant for it, in the caller's
  * transaction; a person linked into a tenant that has people already is told to them (`newLink`: announce it after
- * the commit).
+ * the commit). A person linked by a root credential joins under it (docs/decisions.md, "One tree of authority"): with
+ * a session's role under that session's person, as an admin under a root token; the tenant's first person is its owner,
+ * and owners hang from the tenant itself.
  */
 export async function linkIn(ctx: SignInContext, uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<{ session: Session; newLink: IdentityLink | null }> {
   const now = ctx.clock.now();
   const existing = await uow.identities.find(identity.provider, identity.subject);
-  let tenantId: string;
+  let link: IdentityLink;
   let linked = false;
   let newLink: IdentityLink | null = null;
   if (caller) {
     if (existing && existing.tenantId !== caller.tenantId) {
       throw new DomainError('CONFLICT', `this ${identity.provider} identity is linked to another tenant; sign in without a bearer to use that tenant`);
     }
-    if (!existing) {
-      newLink = linkOf(ctx, identity, caller.tenantId, caller.id, now);
-      if (!(await uow.identities.add(newLink))) throw new LinkedMeanwhile();
+    if (existing) link = existing;
+    else {
+      const parent = await linkParent(uow, caller);
+      const first = (await uow.identities.listForTenant(caller.tenantId)).length === 0;
+      const role = first ? 'owner' : parent.role;
+      // owners hang from the tenant itself: only root links anyone, so none of them is above an owner's authority
+      newLink = await addLink(ctx, uow, identity, caller.tenantId, caller.id, role === 'owner' ? [] : parent.chain, role, now);
       await uow.events.emit(identityLinkedEvent(newLink, now));
+      link = newLink;
     }
-    tenantId = caller.tenantId;
     linked = true;
   } else if (existing) {
-    tenantId = existing.tenantId;
+    link = existing;
   } else {
     const tenant = await ctx.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
-    if (!(await uow.identities.add(linkOf(ctx, identity, tenant.id, null, now)))) throw new LinkedMeanwhile();
-    tenantId = tenant.id;
+    link = await addLink(ctx, uow, identity, tenant.id, null, [], 'owner', now);
   }
-  const issued = await ctx.tenancy.issueSession(uow, tenantId, identity, now);
-  return { session: { secret: issued.secret, token: issued.token, tenantId, expiresAt: issued.token.expiresAt!, linked }, newLink };
+  const issued = await ctx.tenancy.issueSession(uow, link, identity, now);
+  return { session: { secret: issued.secret, token: issued.token, tenantId: link.tenantId, expiresAt: issued.token.expiresAt!, linked }, newLink };
 }
 
-/** The link of an identity to a tenant, and the token that linked it (null: the person's own sign-in or an invitation). */
-export function linkOf(ctx: SignInContext, identity: IdentityRef, tenantId: string, linkedByTokenId: string | null, at: Date): IdentityLink {
-  return {
+/**
+ * Links an identity into a tenant: its node under `parentChain` (nearest first; empty for a top-level person) and the
+ * link row. Another transaction linking the same identity first is LinkedMeanwhile (re-read by the caller).
+ */
+export async function addLink(
+  ctx: SignInContext,
+  uow: UnitOfWork,
+  identity: IdentityRef,
+  tenantId: string,
+  linkedByTokenId: string | null,
+  parentChain: readonly Token[],
+  role: Role,
+  now: Date,
+  limits: { spendLimitCents?: Cents | null; maxRentalHours?: number | null } = {},
+): Promise<IdentityLink> {
+  const node = newLinkNode(ctx.ids, tenantId, parentChain, { role, ...limits }, identity.email ?? identity.login ?? identity.subject, now);
+  await uow.tokens.add(node);
+  const link: IdentityLink = {
     id: ctx.ids.newId(IDENTITY_ID_PREFIX),
     provider: identity.provider,
     subject: identity.subject,
@@ -80,25 +103,24 @@ export function linkOf(ctx: SignInContext, identity: IdentityRef, tenantId: stri
     email: identity.email,
     login: identity.login ?? null,
     linkedByTokenId,
-    createdAt: at,
+    createdAt: now,
+    nodeId: node.id,
+    role,
+    spendLimitCents: node.spendLimitCents,
+    maxRentalHours: node.maxRentalHours,
   };
+  if (!(await uow.identities.add(link))) throw new LinkedMeanwhile();
+  return link;
 }
 
 /**
- * With a bearer, signing in links the identity to the caller's tenant: only a console session or a root credential
- * may (linksPeople), checked before anything else happens, so a refused bearer (403) spends no code, no device flow
- * and no password try, and links nobody.
+ * With a bearer, signing in links the identity to the caller's tenant: only a root credential may (an owner's or
+ * admin's session, or a token with every scope and no limit), checked before anything else happens, so a refused
+ * bearer (403) spends no code, no device flow and no password try, and links nobody.
  */
-export async function mayLink(ctx: SignInContext, caller: Token | null): Promise<void> {
+export async function mayLink(_ctx: SignInContext, caller: Token | null): Promise<void> {
   if (!caller) return;
-  const chain = await ctx.storage.read((uow) => uow.tokens.chain(caller.tenantId, caller.id));
-  if (!linksPeople(chain)) {
-    throw new DomainError(
-      'SCOPE_REQUIRED',
-      'linking a person to your tenant needs a console session or a root token (manage, and no spend cap, no max_rental_hours, no expiry on it or the tokens that issued it); ' +
-        'sign in without a bearer to reach the identity\'s own tenant',
-    );
-  }
+  if (!isRoot(caller)) throw rootRequired('linking a person to your tenant (a sign-in with a bearer)');
 }
 
 /** A new tenant is named after the person's address, or their provider when it gave none. */

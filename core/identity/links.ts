@@ -1,3 +1,6 @@
+import type { Cents } from '../money.ts';
+import type { Role } from '../tenancy/roles.ts';
+
 export const IDENTITY_ID_PREFIX = 'idn';
 
 /** An identity (provider, subject) linked to the tenant it signs in to: one of the tenant's people. */
@@ -13,6 +16,12 @@ export interface IdentityLink {
   /** The token whose bearer linked the person into the tenant; null: their first sign-in made the tenant, or an operator invited them. */
   linkedByTokenId: string | null;
   createdAt: Date;
+  /** The person's node in the tenant's tree of tokens (kind `link`): their sessions hang under it. */
+  nodeId: string;
+  /** Read from the node: the person's role, and a member's limits (null when none). */
+  role: Role;
+  spendLimitCents: Cents | null;
+  maxRentalHours: number | null;
 }
 
 export type DeviceFlowStatus = 'pending' | 'complete' | 'expired' | 'denied';

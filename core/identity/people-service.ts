@@ -1,11 +1,16 @@
 import { DomainError, notFound } from '../errors.ts';
-import { identityUnlinkedEvent } from '../events/identity-events.ts';
+import { identityUnlinkedEvent, identityUpdatedEvent } from '../events/identity-events.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Mail, MailAllowance, Mailer } from '../ports/mailer.ts';
 import { BackgroundMail, type MailErrorReporter } from './background-mail.ts';
-import type { Storage, UnitOfWork } from '../ports/storage.ts';
+import type { Storage } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
-import { isActive, linksPeople, type Token } from '../tenancy/token.ts';
+import { endSubtree } from '../bookings/end-subtree.ts';
+import type { Cents } from '../money.ts';
+import { requireRoot } from '../tenancy/authority.ts';
+import { narrowSubtree } from '../tenancy/narrow-subtree.ts';
+import { roleTakesLimits, type Role } from '../tenancy/roles.ts';
+import type { Token } from '../tenancy/token.ts';
 import type { IdentityLink } from './links.ts';
 
 /** Called with a notice that could not be mailed (it left in the background, after the request was answered). */
@@ -37,35 +42,66 @@ export class PeopleService {
     this.mail = deps.mailer ? new BackgroundMail(deps.mailer, deps.onMailError) : null;
   }
 
-  /** The caller's tenant's people, oldest link first. */
+  /** The caller's tenant's people (those whose link has not ended), oldest link first. */
   list(caller: Token): Promise<IdentityLink[]> {
     return this.storage.read((uow) => uow.identities.listForTenant(caller.tenantId));
   }
 
   /**
-   * Unlinks a person of the caller's tenant and ends their sessions there, with the tokens those issued.
-   * Another tenant's identity (or none) is 404. The tenant's people are locked while it is decided, so two
-   * removals at once cannot both take the last two.
+   * Unlinks a person of the caller's tenant (root only): their link ends with its subtree (end-subtree.ts), so their
+   * sessions and every token those issued stop working. An owner is removed only by an owner; the last owner is never
+   * (409), so a tenant always keeps someone who can do everything. The tenant's people are locked while it is decided,
+   * so two removals at once cannot both take the last two owners. Another tenant's identity (or none) is 404.
    */
   async remove(caller: Token, identityId: string): Promise<void> {
+    requireRoot(caller, 'removing a person');
     const revoked = await this.storage.transaction(async (uow) => {
       const now = this.clock.now();
       const people = await uow.identities.listForTenant(caller.tenantId, { lock: true });
       const target = people.find((person) => person.id === identityId);
       if (!target) throw notFound(`identity ${identityId}`);
-      if (people.length === 1 && !(await hasRootToken(uow, caller.tenantId, now))) {
-        throw new DomainError(
-          'CONFLICT',
-          `${nameOf(target)} is the last person of this tenant and it has no root token (manage, no cap, no max_rental_hours, no expiry): ` +
-            'removing them would leave nobody able to sign in to it; link another person first (sign them in with your session as the bearer)',
-        );
+      if (target.role === 'owner') {
+        requireOwner(caller, `removing ${nameOf(target)}, an owner`);
+        if (people.filter((person) => person.role === 'owner').length === 1) throw lastOwner(target, 'removed');
       }
+      const ids = await endSubtree(uow, caller.tenantId, target.nodeId, now);
       await uow.identities.remove(caller.tenantId, target.id);
-      const ids = await this.tenancy.endSessionsIn(uow, target, now, caller.tenantId);
+      ids.push(...(await this.tenancy.endSessionsIn(uow, target, now, caller.tenantId)));
       await uow.events.emit(identityUnlinkedEvent(target, caller.id, ids.length, now));
       return ids;
     });
     await this.tenancy.announceRevoked(revoked);
+  }
+
+  /**
+   * Changes a person's role or a member's limits (root only; owners made or changed by an owner only; the last owner
+   * is never demoted, 409), at once for their sessions and everything under them (narrow-subtree.ts): no new sign-in is
+   * needed, and what no longer fits is narrowed or ended.
+   */
+  async update(caller: Token, identityId: string, change: PersonChange): Promise<IdentityLink> {
+    requireRoot(caller, "changing a person's role or limits");
+    const changed = await this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      const people = await uow.identities.listForTenant(caller.tenantId, { lock: true });
+      const target = people.find((person) => person.id === identityId);
+      if (!target) throw notFound(`identity ${identityId}`);
+      const role = change.role ?? target.role;
+      if (target.role === 'owner' || role === 'owner') requireOwner(caller, role === 'owner' ? 'making an owner' : `changing ${nameOf(target)}, an owner`);
+      if (target.role === 'owner' && role !== 'owner' && people.filter((person) => person.role === 'owner').length === 1) throw lastOwner(target, 'demoted');
+      const keepsLimits = roleTakesLimits(role);
+      const terms = {
+        role,
+        spendLimitCents: change.spendLimitCents !== undefined ? change.spendLimitCents : keepsLimits ? target.spendLimitCents : null,
+        maxRentalHours: change.maxRentalHours !== undefined ? change.maxRentalHours : keepsLimits ? target.maxRentalHours : null,
+      };
+      const ids = await narrowSubtree(uow, caller.tenantId, target.nodeId, terms, now);
+      const updated = (await uow.identities.listForTenant(caller.tenantId)).find((person) => person.id === identityId);
+      if (!updated) throw new Error(`identity ${identityId} vanished while it was changed`);
+      await uow.events.emit(identityUpdatedEvent(updated, caller.id, now));
+      return { updated, ids };
+    });
+    await this.tenancy.announceRevoked(changed.ids);
+    return changed.updated;
   }
 
   /**
@@ -94,16 +130,22 @@ export class PeopleService {
   }
 }
 
-/** Whether the tenant keeps a live root token (linksPeople, an API token): a way back in without any person. */
-async function hasRootToken(uow: UnitOfWork, tenantId: string, now: Date): Promise<boolean> {
-  const tokens = await uow.tokens.list(tenantId);
-  const byId = new Map(tokens.map((token) => [token.id, token]));
-  return tokens.some((token) => {
-    if (token.kind !== 'api' || !isActive(token, now)) return false;
-    const ancestors = token.ancestorIds.map((id) => byId.get(id));
-    return ancestors.every((a) => a !== undefined && isActive(a, now)) && linksPeople([token, ...(ancestors as Token[])]);
-  });
+/** What PATCH /v1/identities/{identity_id} asks: each left out stays; null clears a member's limit. */
+export interface PersonChange {
+  role?: Role;
+  spendLimitCents?: Cents | null;
+  maxRentalHours?: number | null;
 }
+
+/** Only an owner makes, changes or removes owners: an admin's session and a root token stand below them. */
+function requireOwner(caller: Token, what: string): void {
+  if (caller.kind !== 'session' || caller.role !== 'owner') {
+    throw new DomainError('ROOT_REQUIRED', `${what} needs an owner's console session; admins and root tokens act on everyone but owners`);
+  }
+}
+
+const lastOwner = (target: IdentityLink, how: string): DomainError =>
+  new DomainError('CONFLICT', `${nameOf(target)} is the tenant's last owner and cannot be ${how}; make another person an owner first`);
 
 const byWhom = (by: Token | null): string => {
   if (!by) return 'an operator\'s invitation';

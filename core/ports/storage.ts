@@ -5,6 +5,8 @@ import type { BootstrapSecret, Tenant } from '../tenancy/tenant.ts';
 import type { DeviceFlow, IdentityLink } from '../identity/links.ts';
 import type { Volume } from '../volumes/volume.ts';
 import type { Token } from '../tenancy/token.ts';
+import type { Role } from '../tenancy/roles.ts';
+import type { Scope } from '../tenancy/scopes.ts';
 import type { Granularity } from '../billing/periods.ts';
 import type { Cents } from '../money.ts';
 import type { NewUsage, Settlement, StoredUsage, UsageFilter, UsagePeriodRow, UsageRecord } from '../metering/usage.ts';
@@ -243,6 +245,13 @@ export interface TokenStore {
   idleCandidates(now: Date, limit: number): Promise<Token[]>;
   /** The token and every descendant (revoked ones too), locked in id order until the transaction ends. */
   lockSubtree(tenantId: string, tokenId: string): Promise<Token[]>;
+  /**
+   * Moves a node with its subtree to hang from the tenant itself (an owner's link: narrow-subtree.ts); the ancestors it
+   * leaves keep the commitments it made under them.
+   */
+  moveToTop(tenantId: string, nodeId: string): Promise<void>;
+  /** Gives a node of the tree of authority new terms (a person's role changed: narrow-subtree.ts). */
+  reshape(tokenId: string, terms: { scopes: Scope[]; role: Role | null; spendLimitCents: Cents | null; maxRentalHours: number | null }): Promise<void>;
   /** Ends these tokens for idleness at `at` (revoked then, idled_at set), those not revoked yet; returns their ids. */
   markIdle(tenantId: string, tokenIds: readonly string[], at: Date): Promise<string[]>;
 }

@@ -66,6 +66,7 @@ export async function issueToken(ctx: TenancyContext, credential: IssuingCredent
       revokedAt: null,
       idleDeadlineAt: terms.idleTimeoutMinutes === null ? null : new Date(now.getTime() + terms.idleTimeoutMinutes * 60_000),
       idledAt: null,
+      role: null,
     };
     await uow.tokens.add(token);
     return { token, secret: secret.bearer };

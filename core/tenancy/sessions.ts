@@ -1,7 +1,7 @@
+import { endSubtree } from '../bookings/end-subtree.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
 import { announceRevoked, newTokenSecret, type TenancyContext } from './context.ts';
 import type { IssuedToken } from './issue-token.ts';
-import { SCOPES } from './scopes.ts';
 import type { Token } from './token.ts';
 
 /** A console session lasts 30 days (docs/decisions.md, "Sign-in"). */
@@ -14,31 +14,36 @@ export interface SessionHolder {
 }
 
 /**
- * A person's console session (docs/decisions.md, "Sign-in"), inside the caller's transaction: a token of the tenant
- * with every scope and no cap, expiring SESSION_LIFETIME after issue; like a root token it administers the whole
- * tenant, and it is listed and revoked like any token (sign-out revokes itself). It is recorded as the identity's,
- * so that a password reset can end it (endSessionsOf).
+ * A person's console session (docs/decisions.md, "Sign-in" and "One tree of authority"), inside the caller's
+ * transaction: a token under the person's link node with exactly the role's scopes (the link's limits apply to it and
+ * to every token it issues through the chain), expiring SESSION_LIFETIME after issue; listed and revoked like any
+ * token (sign-out revokes itself). It is recorded as the identity's, so that a password reset can end it
+ * (endSessionsOf).
  */
-export async function issueSession(ctx: TenancyContext, uow: UnitOfWork, tenantId: string, identity: SessionHolder, now: Date): Promise<IssuedToken> {
+export async function issueSession(ctx: TenancyContext, uow: UnitOfWork, link: { tenantId: string; nodeId: string }, identity: SessionHolder, now: Date): Promise<IssuedToken> {
+  const node = await uow.tokens.findById(link.nodeId);
+  if (!node || node.tenantId !== link.tenantId || node.kind !== 'link') throw new Error(`no link node ${link.nodeId} in tenant ${link.tenantId}`);
   const secret = newTokenSecret(ctx);
+  const lifetimeEnd = new Date(now.getTime() + SESSION_LIFETIME_MS);
   const token: Token = {
     ...secret.ids,
-    tenantId,
+    tenantId: link.tenantId,
     kind: 'session',
     name: 'console session',
-    scopes: [...SCOPES],
+    scopes: [...node.scopes],
     spendLimitCents: null,
     committedCents: 0,
     maxRentalHours: null,
     maxBurnCentsPerHour: null,
-    expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
-    parentId: null,
-    ancestorIds: [],
+    expiresAt: node.expiresAt !== null && node.expiresAt < lifetimeEnd ? node.expiresAt : lifetimeEnd,
+    parentId: node.id,
+    ancestorIds: [...node.ancestorIds, node.id],
     createdAt: now,
     revokedAt: null,
     idleTimeoutMinutes: null,
     idleDeadlineAt: null,
     idledAt: null,
+    role: node.role,
   };
   await uow.tokens.add(token);
   await uow.identities.recordSession(token.id, identity.provider, identity.subject);
@@ -64,7 +69,7 @@ export async function endSessionsIn(uow: UnitOfWork, identity: SessionHolder, no
   const sessions = await uow.identities.liveSessions(identity.provider, identity.subject, now);
   const ids: string[] = [];
   for (const session of sessions) {
-    if (tenantId === undefined || session.tenantId === tenantId) ids.push(...(await uow.tokens.revokeSubtree(session.tenantId, session.tokenId, now)));
+    if (tenantId === undefined || session.tenantId === tenantId) ids.push(...(await endSubtree(uow, session.tenantId, session.tokenId, now)));
   }
   return ids;
 }

@@ -10,7 +10,7 @@ import { issueToken, type IssuedToken, type IssuingCredential } from './issue-to
 import { revokeToken } from './revoke-token.ts';
 import { endSessionsIn, endSessionsOf, issueSession, type SessionHolder } from './sessions.ts';
 import type { Tenant } from './tenant.ts';
-import { maxRentalHours, remainingCents, type Token } from './token.ts';
+import { actingNodeId, isRoot, maxRentalHours, remainingCents, type Token } from './token.ts';
 import { ActivityWrites } from './activity-writes.ts';
 import { TokenCache } from './token-cache.ts';
 import type { TokenRequest } from './token-terms.ts';
@@ -64,8 +64,8 @@ export class TenancyService {
     return issueToken(this.context, credential, request);
   }
 
-  issueSession(uow: UnitOfWork, tenantId: string, identity: SessionHolder, now: Date): Promise<IssuedToken> {
-    return issueSession(this.context, uow, tenantId, identity, now);
+  issueSession(uow: UnitOfWork, link: { tenantId: string; nodeId: string }, identity: SessionHolder, now: Date): Promise<IssuedToken> {
+    return issueSession(this.context, uow, link, identity, now);
   }
 
   endSessionsOf(identity: SessionHolder): Promise<string[]> {
@@ -99,10 +99,10 @@ export class TenancyService {
     };
   }
 
-  /** The tokens the caller administers: a root token sees the whole tenant, any other its own subtree. */
+  /** The tokens the caller administers: root sees the whole tenant, any other the subtree of the node it acts for. */
   listTokens(caller: Token): Promise<ListedToken[]> {
     return this.context.storage.read(async (uow) => {
-      const tokens = await uow.tokens.list(caller.tenantId, caller.parentId === null ? {} : { under: caller.id });
+      const tokens = (await uow.tokens.list(caller.tenantId, isRoot(caller) ? {} : { under: actingNodeId(caller) })).filter((token) => token.kind !== 'link');
       const burning = await uow.tokens.burnCentsPerHour(caller.tenantId, tokens.map((token) => token.id));
       return tokens.map((token) => ({ token, burnCentsPerHour: burning.get(token.id) ?? 0 }));
     });

@@ -1,8 +1,13 @@
 import type { Cents } from '../money.ts';
-import type { Scope } from './scopes.ts';
+import { ROOT_ROLES, type Role } from './roles.ts';
+import { SCOPES, type Scope } from './scopes.ts';
 
-/** `api`: issued by POST /v1/tokens (agents, scripts); `session`: a person's console session from a sign-in. */
-export type TokenKind = 'api' | 'session';
+/**
+ * `api`: issued by POST /v1/tokens (agents, scripts); `session`: a person's console session from a sign-in;
+ * `link`: a person's place in the tenant (docs/decisions.md, "One tree of authority"), the parent of their sessions.
+ * A link has no secret: nobody authenticates as one.
+ */
+export type TokenKind = 'api' | 'session' | 'link';
 
 export interface Token {
   id: string;
@@ -31,6 +36,8 @@ export interface Token {
   idleDeadlineAt: Date | null;
   /** When the token ended for idleness (its deadline or an ancestor's), set with revokedAt; null otherwise. */
   idledAt: Date | null;
+  /** The person's role, on a link and on each session under it; null on API tokens. */
+  role: Role | null;
 }
 
 /** Whether the token has gone past its idle deadline: ended for it, or about to be by the next sweep. */
@@ -67,21 +74,33 @@ export const maxRentalHours = (chain: readonly Token[]): number | null =>
 export const maxBurnCentsPerHour = (chain: readonly Token[]): Cents | null =>
   chain.reduce<Cents | null>((tightest, link) => (link.maxBurnCentsPerHour === null ? tightest : Math.min(tightest ?? link.maxBurnCentsPerHour, link.maxBurnCentsPerHour)), null);
 
-/** Whether `caller` may see and revoke `target`: itself, anything it issued, or anything at all for a root token. */
-export const administers = (caller: Token, target: Token): boolean =>
-  caller.tenantId === target.tenantId &&
-  (caller.parentId === null || caller.id === target.id || target.ancestorIds.includes(caller.id));
+/**
+ * Root (docs/decisions.md, "One tree of authority"): a session of an owner or an admin, or an API token with every
+ * scope and no limit of any kind. A token's limits are inherited by every token it issues (token-terms.ts), so a token
+ * with none on its own row has none above it either.
+ */
+export const isRoot = (token: Token): boolean => {
+  if (token.kind === 'session') return token.role !== null && ROOT_ROLES.includes(token.role);
+  if (token.kind !== 'api') return false;
+  return (
+    SCOPES.every((scope) => token.scopes.includes(scope)) &&
+    token.spendLimitCents === null &&
+    token.maxRentalHours === null &&
+    token.maxBurnCentsPerHour === null &&
+    token.expiresAt === null &&
+    token.idleTimeoutMinutes === null
+  );
+};
 
 /**
- * Whether a token may link a person into its tenant (docs/decisions.md, "Linking people"): a console session
- * (a person already in the tenant), or a root credential, meaning `manage` and no cap, no max_rental_hours, no
- * burn ceiling and no expiry on the token or on any ancestor. A person linked in gets sessions with every scope and no cap, so
- * only a credential that could already do everything may bring one in; an agent's limited token never can.
- * `chain` holds the token first, then its ancestors.
+ * The node a credential acts for: a session acts for its person (their link), so what one session of a person made,
+ * another of theirs may end; any other credential acts for itself.
  */
-export const linksPeople = (chain: readonly Token[]): boolean => {
-  const token = chain[0];
-  if (!token) return false;
-  if (token.kind === 'session') return true;
-  return token.scopes.includes('manage') && chain.every((link) => link.spendLimitCents === null && link.maxRentalHours === null && link.maxBurnCentsPerHour === null && link.expiresAt === null);
-};
+export const actingNodeId = (token: Token): string => (token.kind === 'session' && token.parentId !== null ? token.parentId : token.id);
+
+/** Whether `node` (a token's id and ancestors) is `actor` or lies under it. */
+export const isUnder = (node: Pick<Token, 'id' | 'ancestorIds'>, actorId: string): boolean => node.id === actorId || node.ancestorIds.includes(actorId);
+
+/** Whether `caller` may see and revoke `target`: root any token of its tenant, any other what lies under the node it acts for. */
+export const administers = (caller: Token, target: Token): boolean =>
+  caller.tenantId === target.tenantId && target.kind !== 'link' && (isRoot(caller) || caller.id === target.id || isUnder(target, actingNodeId(caller)));

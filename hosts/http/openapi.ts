@@ -36,8 +36,10 @@ const scopeNote = (access: Access): string => {
   switch (access.kind) {
     case 'public':
       return 'Public: no credential.';
-    case 'bearer':
-      return access.scope ? `Bearer token with the \`${access.scope}\` scope.` : 'Any valid bearer token.';
+    case 'bearer': {
+      const base = access.scope ? `Bearer token with the \`${access.scope}\` scope` : 'Any valid bearer token';
+      return access.root ? `${base}, and root: a console session of an owner or admin, or a token with every scope and no limit.` : `${base}.`;
+    }
     case 'bearer-or-body':
       return `Bearer token with the \`${access.scope}\` scope, or no bearer and the credential in the body.`;
     case 'operator':
@@ -82,6 +84,9 @@ function derivedResponses(route: RouteDef): Map<number, { description: string; s
     derived.set(401, error('Invalid, expired or revoked bearer token; without one, a missing, wrong or used bootstrap secret'));
   }
   if ((access.kind === 'bearer' || access.kind === 'bearer-or-body') && access.scope) derived.set(403, error(`The token lacks the \`${access.scope}\` scope`));
+  if (access.kind === 'bearer' && access.root) {
+    derived.set(403, error(`${access.scope ? `The token lacks the \`${access.scope}\` scope, or` : 'The credential'} is not root (ROOT_REQUIRED): an owner's or admin's session, or a token with every scope and no limit`));
+  }
   if (route.params) {
     const names = Object.keys(route.params.shape).join(', ');
     derived.set(404, error(access.kind === 'operator' || access.kind === 'public' ? `No such ${names}` : `No such ${names} for this tenant`));
@@ -142,6 +147,7 @@ function operation(route: RouteDef) {
     tags: route.tags,
     security: security(route.access),
     ...(requiredScope(route.access) && { 'x-required-scope': requiredScope(route.access) }),
+    ...(route.access.kind === 'bearer' && route.access.root && { 'x-requires-root': true }),
     // what an agent's tooling needs to know before it calls: this operation can spend money (the spend gate decides)
     ...(route.commitsMoney && { 'x-commits-money': true }),
     ...((route.params || route.query) && {

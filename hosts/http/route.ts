@@ -10,7 +10,8 @@ import type { Coding } from './content-coding.ts';
  */
 export type Access =
   | { kind: 'public' }
-  | { kind: 'bearer'; scope: Scope | null }
+  /** `root`: only a root credential (docs/decisions.md, "One tree of authority"); others get 403 ROOT_REQUIRED. */
+  | { kind: 'bearer'; scope: Scope | null; root?: boolean }
   /** A bearer token with `scope`, or no bearer and a credential in the body (bootstrap). */
   | { kind: 'bearer-or-body'; scope: Scope }
   | { kind: 'operator' }

@@ -3,6 +3,7 @@ import { DomainError } from '../../core/errors.ts';
 import { SecondAsking } from '../../core/market/admission.ts';
 import type { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import type { Token } from '../../core/tenancy/token.ts';
+import { requireAccess } from './access-check.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { readJsonBody } from './json-body.ts';
 import { monitoringAccess } from './monitoring-access.ts';
@@ -199,9 +200,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
         if (refused) throw refused;
         // without a bearer the bootstrap route is public, and was limited per address like one
         if (!caller && access.kind === 'bearer') throw new DomainError('UNAUTHENTICATED', 'missing Authorization header; send Authorization: Bearer <token>');
-        if (access.scope && caller && !caller.scopes.includes(access.scope)) {
-          throw new DomainError('SCOPE_REQUIRED', `this route needs a token with the ${access.scope} scope`);
-        }
+        if (caller) requireAccess(access, caller, 'route');
         return { caller };
       }
     }

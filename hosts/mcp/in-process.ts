@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { DomainError } from '../../core/errors.ts';
 import type { Token } from '../../core/tenancy/token.ts';
+import { requireAccess } from '../http/access-check.ts';
 import { toHttpError } from '../http/error-mapper.ts';
 import type { HandlerResult, RouteDef } from '../http/route.ts';
 import { parsePart } from '../http/validation.ts';
@@ -80,9 +81,7 @@ export function inProcessBackend(routes: ReadonlyMap<string, RouteDef>, caller: 
       if (!route) throw new Error(`no route for ${tool.operationId}`);
       try {
         const access = route.access;
-        if ((access.kind === 'bearer' || access.kind === 'bearer-or-body') && access.scope && !caller.scopes.includes(access.scope)) {
-          throw new DomainError('SCOPE_REQUIRED', `this tool needs a token with the ${access.scope} scope`);
-        }
+        if (access.kind === 'bearer' || access.kind === 'bearer-or-body') requireAccess(access, caller, 'tool');
         const params = route.params ? parsePart(route.params, call.params, 'path') : {};
         const query = route.query ? parsePart(route.query, call.query, 'query') : {};
         const body = route.body ? parsePart(route.body, call.body ?? {}, 'body') : undefined;

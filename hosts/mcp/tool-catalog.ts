@@ -36,6 +36,7 @@ interface Operation {
   tags?: string[];
   security?: Record<string, string[]>[];
   'x-required-scope'?: string | null;
+  'x-requires-root'?: boolean;
   parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema }[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
   responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
@@ -187,6 +188,7 @@ export function toolCatalog(doc: OpenApiDocument): ToolSpec[] {
         `${op.summary ?? op.operationId}.`,
         note.text,
         scope ? `Needs the token's \`${scope}\` scope.` : null,
+        op['x-requires-root'] ? 'Needs a root credential: an owner\'s or admin\'s session, or a token with every scope and no limit.' : null,
         agentRequired.length > 0 ? `Required here: ${agentRequired.join(', ')}.` : null,
       ]
         .filter(Boolean)

@@ -8,10 +8,10 @@ import { OPERATOR_KEY, startApi, type TestApi } from '../support/api.ts';
 import { startSmtpInbox, type ReceivedMail, type SmtpInbox } from '../support/smtp-inbox.ts';
 
 /**
- * Who may link a person into a tenant (docs/decisions.md, "Linking people"): a console session, or a root
- * credential (manage, and no cap, no max_rental_hours, no expiry on the token or any ancestor). Any other
- * bearer sent to a linking path (sign-in, new-password, the code exchange, the device poll) gets 403 and
- * nothing happens: no link, no session, the code or the device flow left as it was.
+ * Who may link a person into a tenant (docs/decisions.md, "One tree of authority"): only a root credential (an owner's
+ * or admin's console session, or a token with every scope and no limit of any kind). Any other bearer sent to a
+ * linking path (sign-in, new-password, the code exchange, the device poll) gets 403 and nothing happens: no link, no
+ * session, the code or the device flow left as it was.
  */
 const PASSWORD = 'Correct-Horse-Battery-9';
 const HOUR = 3_600_000;
@@ -97,7 +97,7 @@ describe('a bearer that is not a root credential links nobody', () => {
     const email = await confirmedAccount(address('agent-owner'));
     const refused = await post('/v1/auth/sign-in', { email, password: PASSWORD }, agent);
     expect(refused.status).toBe(403);
-    expect(refused.body.detail).toMatch(/console session or a root token/);
+    expect(refused.body.detail).toMatch(/root credential/);
     expect(refused.body).not.toHaveProperty('token');
     expect(await sessionsOf(owner.token)).toHaveLength(0);
     // nothing was linked: without a bearer the person lands in a tenant of their own
@@ -129,18 +129,26 @@ describe('a bearer that is not a root credential links nobody', () => {
     expect(await sessionsOf(owner.token)).toHaveLength(1);
   });
 
-  it('a root credential and a console session link; so does an uncapped child of the root with manage', async () => {
+  it('a root token and an owner\'s session link; an uncapped child with every scope does too, one with fewer scopes never', async () => {
     const owner = await api.newTenant('roots');
     const email = await confirmedAccount(address('by-root'));
     const byRoot = await post('/v1/auth/sign-in', { email, password: PASSWORD }, owner.token);
     expect(byRoot.body).toMatchObject({ status: 'signed_in', tenant_id: owner.tenantId, linked: true });
 
-    const uncappedChild = await child(owner.token, { scopes: ['read', 'manage'] });
+    const uncappedChild = await child(owner.token, { scopes: ['read', 'rent', 'manage', 'billing'] });
     const byChild = await post('/v1/auth/sign-in', { email: await confirmedAccount(address('by-child')), password: PASSWORD }, uncappedChild);
     expect(byChild.body).toMatchObject({ tenant_id: owner.tenantId, linked: true });
+    // a manage-only token would hand out a session with every scope: refused (ROOT_REQUIRED)
+    const manageOnly = await child(owner.token, { scopes: ['manage'] });
+    const refused = await post('/v1/auth/sign-in', { email: await confirmedAccount(address('by-manage')), password: PASSWORD }, manageOnly);
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toMatch(/root credential/);
 
     const bySession = await post('/v1/auth/sign-in', { email: await confirmedAccount(address('by-session')), password: PASSWORD }, byRoot.body.token);
     expect(bySession.body).toMatchObject({ tenant_id: owner.tenantId, linked: true });
+    const roles = Object.fromEntries((await identities(owner.token)).map((p) => [p.email!.split('.')[0], p.role]));
+    // the first person is the owner; one linked by a root token an admin; one linked by a session takes its role
+    expect(roles).toEqual({ 'by-root': 'owner', 'by-child': 'admin', 'by-session': 'owner' });
   });
 
   it('new-password: 403, and the new-password session still completes without the bearer', async () => {
@@ -200,6 +208,9 @@ interface IdentityOut {
   login: string | null;
   linked_at: string;
   linked_by_token_id: string | null;
+  role: string;
+  spend_limit_cents: number | null;
+  max_rental_hours: number | null;
 }
 const identities = async (token: string) => {
   const listed = await api.call('GET', '/v1/identities', { token });
@@ -253,7 +264,7 @@ describe('a tenant\'s people are listed and removable', () => {
     expect(await tokenStatus(minted)).toBe(401);
     expect((await identities(owner)).map((p) => p.email)).toEqual([victim]);
     await api.plane.services.webhookDeliveries.deliverDue();
-    expect(received.find((e) => e.type === 'identity.unlinked' && e.data.identity_id === thiefId)?.data).toMatchObject({ email: thief, tokens_revoked: 2 });
+    expect(received.find((e) => e.type === 'identity.unlinked' && e.data.identity_id === thiefId)?.data).toMatchObject({ email: thief, tokens_revoked: 3 });
 
     // the thief's own sign-in no longer lands in the victim's tenant
     const after = await signIn(thief);
@@ -262,7 +273,7 @@ describe('a tenant\'s people are listed and removable', () => {
     expect((await api.call('DELETE', `/v1/identities/${thiefId}`, { token: owner })).status).toBe(404);
   });
 
-  it('another tenant\'s identity is 404; a malformed id is 422; reading takes read, removing takes manage', async () => {
+  it('another tenant\'s identity is 404; a malformed id is 422; reading takes manage, removing takes root', async () => {
     const a = await api.newTenant('a');
     const b = await api.newTenant('b');
     await signIn(await confirmedAccount(address('in-a')), PASSWORD, a.token);
@@ -273,24 +284,30 @@ describe('a tenant\'s people are listed and removable', () => {
     expect((await api.call('DELETE', '/v1/identities/not-an-id', { token: a.token })).status).toBe(422);
     expect(await tokenStatus(inB.token)).toBe(200);
 
+    // every agent token reads: people's addresses are for manage
     const reader = await child(a.token, { scopes: ['read'] });
-    expect(await identities(reader)).toHaveLength(1);
+    expect((await api.call('GET', '/v1/identities', { token: reader })).status).toBe(403);
+    const manager = await child(a.token, { scopes: ['read', 'manage'] });
+    expect(await identities(manager)).toHaveLength(1);
     const [aPerson] = await identities(a.token);
-    expect((await api.call('DELETE', `/v1/identities/${aPerson!.id}`, { token: reader })).status).toBe(403);
+    const notRoot = await api.call('DELETE', `/v1/identities/${aPerson!.id}`, { token: manager });
+    expect(notRoot.status).toBe(403);
+    expect(notRoot.body.detail).toMatch(/root credential/);
     expect((await api.call('GET', '/v1/identities')).status).toBe(401);
   });
 
-  it('the last person of a tenant without a root token cannot be removed (409); with another person, or a root token, they can', async () => {
-    // a tenant made by a sign-up: one person, no root token
+  it('the last owner cannot be removed (409); another owner can remove them; admins and root tokens never remove owners', async () => {
     const first = await confirmedAccount(address('founder'));
     const founder = (await signIn(first)).body;
     const [only] = await identities(founder.token);
+    expect(only!.role).toBe('owner');
     const refused = await api.call('DELETE', `/v1/identities/${only!.id}`, { token: founder.token });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toMatch(/last person/);
+    expect(refused.body.detail).toMatch(/last owner/);
     expect(await tokenStatus(founder.token)).toBe(200);
 
-    // a second person: either may go, then the other is the last again
+    // a second way in for the same person (linked with their session) is an owner too: either may go, then the
+    // other is the last owner again
     const second = await confirmedAccount(address('partner'));
     const partner = (await signIn(second, PASSWORD, founder.token)).body;
     const partnerId = (await identities(founder.token)).find((p) => p.email === second)!.id;
@@ -298,21 +315,17 @@ describe('a tenant\'s people are listed and removable', () => {
     expect(await tokenStatus(founder.token)).toBe(401);
     expect((await api.call('DELETE', `/v1/identities/${partnerId}`, { token: partner.token })).status).toBe(409);
 
-    // a tenant with a root token: its only person may be removed, as long as the root token lives
+    // a root token stands as an admin: it removes admins, never an owner
     const rooted = await api.newTenant('rooted');
-    await signIn(await confirmedAccount(address('member')), PASSWORD, rooted.token);
-    const [member] = await identities(rooted.token);
-    expect((await api.call('DELETE', `/v1/identities/${member!.id}`, { token: rooted.token })).status).toBe(204);
-    expect(await identities(rooted.token)).toEqual([]);
-
-    // a capped token is no root token: once the root token is revoked, the last person stays
-    const revoked = await api.newTenant('revoked-root');
-    const lone = (await signIn(await confirmedAccount(address('lone')), PASSWORD, revoked.token)).body.token as string;
-    await child(revoked.token, { scopes: ['read', 'manage'], spend_limit_usd: '5.00' });
-    const cappedRoot = await child(lone, { scopes: ['read', 'manage'] });
-    expect((await api.call('DELETE', `/v1/tokens/${revoked.tokenId}`, { token: revoked.token })).status).toBe(204);
-    const [loneId] = (await identities(lone)).map((p) => p.id);
-    expect((await api.call('DELETE', `/v1/identities/${loneId}`, { token: cappedRoot })).status).toBe(409);
+    await signIn(await confirmedAccount(address('boss')), PASSWORD, rooted.token);
+    await signIn(await confirmedAccount(address('helper')), PASSWORD, rooted.token);
+    const [boss, helper] = await identities(rooted.token);
+    expect([boss!.role, helper!.role]).toEqual(['owner', 'admin']);
+    const ownerRefused = await api.call('DELETE', `/v1/identities/${boss!.id}`, { token: rooted.token });
+    expect(ownerRefused.status).toBe(403);
+    expect(ownerRefused.body.detail).toMatch(/owner's console session/);
+    expect((await api.call('DELETE', `/v1/identities/${helper!.id}`, { token: rooted.token })).status).toBe(204);
+    expect((await identities(rooted.token)).map((p) => p.id)).toEqual([boss!.id]);
   });
 
   it('two removals at once cannot take a tenant\'s last two people', async () => {

@@ -10,6 +10,7 @@ const at = (iso: string) => new Date(iso);
 const tokenFor = (tenantId: string, over: Partial<Token> = {}): Token => ({
   id: uid('tok'),
   tenantId,
+  role: null,
   name: null,
   scopes: ['read'],
   spendLimitCents: null,

@@ -2,10 +2,12 @@ import fc from 'fast-check';
 import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
 import { SCOPES, type Scope } from '../../core/tenancy/scopes.ts';
-import { linksPeople, type Token } from '../../core/tenancy/token.ts';
+import { ROLES, ROLE_SCOPES } from '../../core/tenancy/roles.ts';
+import { isRoot, type Token } from '../../core/tenancy/token.ts';
+import { childTokenTerms } from '../../core/tenancy/token-terms.ts';
 import { clientKeyOf } from '../../hosts/http/client-address.ts';
 
-/** Who may link a person (docs/decisions.md, "Linking people"), and which client a sign-in failure counts against. */
+/** Who is root (docs/decisions.md, "One tree of authority"), and which client a sign-in failure counts against. */
 
 const token = (terms: Partial<Token>, i: number): Token => ({
   id: `tok_${i}`,
@@ -26,6 +28,7 @@ const token = (terms: Partial<Token>, i: number): Token => ({
   idleDeadlineAt: null,
   idledAt: null,
   secretDigest: '',
+  role: null,
   ...terms,
 });
 
@@ -37,21 +40,44 @@ const terms = fc.record({
   expiresAt: fc.option(fc.date({ min: new Date('2026-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }), { nil: null }),
 });
 
-describe('linksPeople', () => {
-  it('an API token links people exactly when it has manage and no cap, no hours, no burn ceiling and no expiry anywhere in its chain', () => {
+describe('isRoot', () => {
+  it('an API token is root exactly when it has every scope and no cap, hours, burn ceiling, expiry or idle timeout', () => {
     fc.assert(
-      fc.property(fc.array(terms, { minLength: 1, maxLength: 5 }), (chainTerms) => {
-        const chain = chainTerms.map((t, i) => token(t, i));
-        const unlimited = chain.every((t) => t.spendLimitCents === null && t.maxRentalHours === null && t.maxBurnCentsPerHour === null && t.expiresAt === null);
-        expect(linksPeople(chain)).toBe(chain[0]!.scopes.includes('manage') && unlimited);
+      fc.property(terms, fc.option(fc.integer({ min: 5, max: 1440 }), { nil: null }), (t, idle) => {
+        const candidate = token({ ...t, idleTimeoutMinutes: idle }, 0);
+        const unlimited = t.spendLimitCents === null && t.maxRentalHours === null && t.maxBurnCentsPerHour === null && t.expiresAt === null && idle === null;
+        expect(isRoot(candidate)).toBe(SCOPES.every((scope) => t.scopes.includes(scope)) && unlimited);
       }),
     );
   });
 
-  it('a console session always links (a person already in the tenant); an empty chain never does', () => {
-    const session = token({ kind: 'session', scopes: [...SCOPES], expiresAt: new Date('2030-01-01') }, 0);
-    expect(linksPeople([session])).toBe(true);
-    expect(linksPeople([])).toBe(false);
+  it('a session is root exactly when its person is an owner or admin; a link never is (it is no bearer)', () => {
+    for (const role of ROLES) {
+      expect(isRoot(token({ kind: 'session', role, scopes: [...ROLE_SCOPES[role]], expiresAt: new Date('2030-01-01') }, 0))).toBe(role === 'owner' || role === 'admin');
+      expect(isRoot(token({ kind: 'link', role, scopes: [...ROLE_SCOPES[role]] }, 0))).toBe(false);
+    }
+  });
+
+  it('authority only narrows: no token issued under a credential that is not root is root, at any depth', () => {
+    const now = new Date('2026-06-01T00:00:00Z');
+    fc.assert(
+      fc.property(terms, fc.array(fc.record({ scopes: fc.option(fc.subarray([...SCOPES] as Scope[], { minLength: 1 }), { nil: undefined }) }), { minLength: 1, maxLength: 4 }), (rootTerms, requests) => {
+        const future = rootTerms.expiresAt && rootTerms.expiresAt > now ? rootTerms.expiresAt : null;
+        let chain: Token[] = [token({ ...rootTerms, expiresAt: future, scopes: rootTerms.scopes.length > 0 ? rootTerms.scopes : ['read'] }, 0)];
+        let aboveIsRoot = isRoot(chain[0]!);
+        for (const [i, request] of requests.entries()) {
+          let child: Token;
+          try {
+            child = token({ ...childTokenTerms(chain, request, now), parentId: chain[0]!.id, ancestorIds: [...chain[0]!.ancestorIds, chain[0]!.id] }, i + 1);
+          } catch {
+            return;
+          }
+          if (!aboveIsRoot) expect(isRoot(child)).toBe(false);
+          aboveIsRoot = isRoot(child);
+          chain = [child, ...chain];
+        }
+      }),
+    );
   });
 });
 

@@ -22,5 +22,6 @@ export const TokenEntity = defineEntity({
     idleTimeoutMinutes: p.integer().nullable(),
     idleDeadlineAt: p.datetime().columnType('timestamptz').nullable(),
     idledAt: p.datetime().columnType('timestamptz').nullable(),
+    role: p.string().columnType('text').nullable(),
   },
 });

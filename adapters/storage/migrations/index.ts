@@ -27,6 +27,8 @@ import { Migration0031MonthlyBudgets } from './0031-monthly-budgets.ts';
 import { Migration0029TokenIdleTimeouts } from './0029-token-idle-timeouts.ts';
 import { Migration0030TokenBurnCeilings } from './0030-token-burn-ceilings.ts';
 import { Migration0033ManagedRecovery } from './0033-managed-recovery.ts';
+import { Migration0034AuthorityTree } from './0034-authority-tree.ts';
+import { Migration0035BudgetNetOfRefunds } from './0035-budget-net-of-refunds.ts';
 import { Migration0032Quotes } from './0032-quotes.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -61,4 +63,6 @@ export const migrations = [
   { name: '0031-monthly-budgets', class: Migration0031MonthlyBudgets },
   { name: '0032-quotes', class: Migration0032Quotes },
   { name: '0033-managed-recovery', class: Migration0033ManagedRecovery },
+  { name: '0034-authority-tree', class: Migration0034AuthorityTree },
+  { name: '0035-budget-net-of-refunds', class: Migration0035BudgetNetOfRefunds },
 ];

@@ -1,9 +1,14 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { DeviceFlow, DeviceFlowStatus, IdentityLink } from '../../../core/identity/links.ts';
+import type { Role } from '../../../core/tenancy/roles.ts';
 import type { AuthFailureStore, DeviceFlowStore, FailureCount, IdentityLinkStore, MailSendStore } from '../../../core/ports/storage.ts';
 import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
 
-const LINK_COLUMNS = 'id, provider, subject, tenant_id, email, login, linked_by_token_id, created_at';
+const LINK_COLUMNS = 'id, provider, subject, tenant_id, email, login, linked_by_token_id, created_at, node_id';
+/** A link as read: its row with its node's role and limits; a link whose node ended is gone (docs/decisions.md, "One tree of authority"). */
+const LINK_SELECT = `select l.id, l.provider, l.subject, l.tenant_id, l.email, l.login, l.linked_by_token_id, l.created_at, l.node_id,
+                            n.role, n.spend_limit_cents, n.max_rental_hours
+                       from identity_links l join tokens n on n.id = l.node_id and n.revoked_at is null`;
 
 const toLink = (row: Row): IdentityLink => ({
   id: String(row.id),
@@ -14,6 +19,10 @@ const toLink = (row: Row): IdentityLink => ({
   login: textOrNull(row.login),
   linkedByTokenId: textOrNull(row.linked_by_token_id),
   createdAt: date(row.created_at),
+  nodeId: String(row.node_id),
+  role: String(row.role) as Role,
+  spendLimitCents: row.spend_limit_cents === null || row.spend_limit_cents === undefined ? null : num(row.spend_limit_cents),
+  maxRentalHours: row.max_rental_hours === null || row.max_rental_hours === undefined ? null : num(row.max_rental_hours),
 });
 
 export class MikroIdentityLinkStore implements IdentityLinkStore {
@@ -24,32 +33,36 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
   }
 
   async find(provider: string, subject: string): Promise<IdentityLink | null> {
-    const [row] = await this.em.execute<Row[]>(`select ${LINK_COLUMNS} from identity_links where provider = ? and subject = ?`, [provider, subject]);
+    const [row] = await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ?`, [provider, subject]);
     return row ? toLink(row) : null;
   }
 
   async findByEmail(provider: string, email: string): Promise<IdentityLink | null> {
     const [row] = await this.em.execute<Row[]>(
-      `select ${LINK_COLUMNS} from identity_links where provider = ? and lower(email) = lower(?) order by created_at desc limit 1`,
+      `${LINK_SELECT} where l.provider = ? and lower(l.email) = lower(?) order by l.created_at desc limit 1`,
       [provider, email.trim()],
     );
     return row ? toLink(row) : null;
   }
 
   async add(link: IdentityLink): Promise<boolean> {
-    // a concurrent insert of the same identity waits for the other transaction, then adds nothing
+    // a link whose node ended is gone: its row makes way; a concurrent insert of the same identity waits for the
+    // other transaction, then adds nothing
+    await this.em.execute(
+      `delete from identity_links l using tokens n where n.id = l.node_id and n.revoked_at is not null and l.provider = ? and l.subject = ?`,
+      [link.provider, link.subject],
+    );
     const rows = await this.em.execute<Row[]>(
-      `insert into identity_links (${LINK_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning provider`,
-      [link.id, link.provider, link.subject, link.tenantId, link.email, link.login, link.linkedByTokenId, link.createdAt],
+      `insert into identity_links (${LINK_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning provider`,
+      [link.id, link.provider, link.subject, link.tenantId, link.email, link.login, link.linkedByTokenId, link.createdAt, link.nodeId],
     );
     return rows.length === 1;
   }
 
   async listForTenant(tenantId: string, options: { lock?: boolean } = {}): Promise<IdentityLink[]> {
-    const rows = await this.em.execute<Row[]>(
-      `select ${LINK_COLUMNS} from identity_links where tenant_id = ? order by created_at, id${options.lock ? ' for update' : ''}`,
-      [tenantId],
-    );
+    // locked first, then read by a statement of its own: it sees what a transaction that held the locks committed
+    if (options.lock) await this.em.execute(`select id from identity_links where tenant_id = ? order by id for update`, [tenantId]);
+    const rows = await this.em.execute<Row[]>(`${LINK_SELECT} where l.tenant_id = ? order by l.created_at, l.id`, [tenantId]);
     return rows.map(toLink);
   }
 

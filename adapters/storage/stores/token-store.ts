@@ -1,5 +1,6 @@
 import { LockMode, type EntityManager, type InferEntity } from '@mikro-orm/sql';
 import type { TokenStore } from '../../../core/ports/storage.ts';
+import type { Role } from '../../../core/tenancy/roles.ts';
 import type { Scope } from '../../../core/tenancy/scopes.ts';
 import type { Token, TokenKind } from '../../../core/tenancy/token.ts';
 import { TokenEntity } from '../entities/token.entity.ts';
@@ -26,6 +27,7 @@ const toToken = (row: TokenRow): Token => ({
   idleTimeoutMinutes: row.idleTimeoutMinutes ?? null,
   idleDeadlineAt: row.idleDeadlineAt ?? null,
   idledAt: row.idledAt ?? null,
+  role: (row.role ?? null) as Role | null,
 });
 
 export class MikroTokenStore implements TokenStore {
@@ -151,6 +153,23 @@ export class MikroTokenStore implements TokenStore {
       { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { id: 'asc' }, refresh: true },
     );
     return rows.map(toToken);
+  }
+
+  async moveToTop(tenantId: string, nodeId: string): Promise<void> {
+    // every row of the subtree drops the node's old ancestors from the front of its own
+    await this.em.execute(
+      `with node as (select cardinality(ancestor_ids) as depth from tokens where tenant_id = ? and id = ?)
+       update tokens t set ancestor_ids = t.ancestor_ids[(select depth from node) + 1:],
+                           parent_id = case when t.id = ? then null else t.parent_id end
+        where t.tenant_id = ? and (t.id = ? or t.ancestor_ids @> array[?]::text[])`,
+      [tenantId, nodeId, nodeId, tenantId, nodeId, nodeId],
+    );
+  }
+
+  async reshape(tokenId: string, terms: { scopes: Scope[]; role: Role | null; spendLimitCents: number | null; maxRentalHours: number | null }): Promise<void> {
+    await this.em.execute(`update tokens set scopes = ?::text[], role = ?, spend_limit_cents = ?, max_rental_hours = ? where id = ?`, [
+      textArray(terms.scopes), terms.role, terms.spendLimitCents, terms.maxRentalHours, tokenId,
+    ]);
   }
 
   async markIdle(tenantId: string, tokenIds: readonly string[], at: Date): Promise<string[]> {

@@ -3,12 +3,15 @@ import type { Clock } from '../../ports/clock.ts';
 import type { Storage } from '../../ports/storage.ts';
 import { accountFigures } from '../account-view.ts';
 import { budgetStillSpent } from '../budgets/budget-resume.ts';
+import { requireRoot } from '../../tenancy/authority.ts';
+import type { Token } from '../../tenancy/token.ts';
 
 /**
  * The tenant reopens renting after an emergency stop, after a tripped breaker once funds are in, after a budget stop
- * in a new month or once the budget was raised above the spend; never past an operator's hold.
+ * in a new month or once the budget was raised above the spend (root only); never past an operator's hold.
  */
-export async function resumeRenting(ctx: { storage: Storage; clock: Clock }, tenantId: string): Promise<void> {
+export async function resumeRenting(ctx: { storage: Storage; clock: Clock }, caller: Token): Promise<void> {
+  const tenantId = caller.tenantId;
   await ctx.storage.transaction(async (uow) => {
     const now = ctx.clock.now();
     const account = await uow.accounts.lock(tenantId, now);
@@ -24,6 +27,8 @@ export async function resumeRenting(ctx: { storage: Storage; clock: Clock }, ten
       }
     }
     if (account.pause.kind === 'budget') {
+      // the budget is root's to decide (docs/decisions.md, "One tree of authority"): so is renting past its stop
+      requireRoot(caller, 'resuming renting after a budget stop');
       const spent = await budgetStillSpent(uow, tenantId, account.pause.at, now);
       if (spent) throw new DomainError('CONFLICT', spent);
     }

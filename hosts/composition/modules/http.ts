@@ -1,4 +1,5 @@
 import express, { type Router } from 'express';
+import { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import type { Logger } from 'pino';
 import { sshUserOf } from '../../../adapters/providers/registry.ts';
 import { ManualPayments } from '../../../adapters/payments/manual/adapter.ts';
@@ -67,6 +68,7 @@ export function buildHttp(
 ): HttpSurface {
   const { config, processor, signIn } = parts;
   let openApi: object = {};
+  const actsOn = new ActsOn(parts.storage);
   const routes: RouteDef[] = [
     ...metaRoutes(API_VERSION, () => openApi),
     ...monitoringRoutes(readinessProbe(parts.storage, services.market, parts.shared), parts.metrics, config.metrics?.token ?? null),
@@ -77,16 +79,16 @@ export function buildHttp(
     ...(processor instanceof ManualPayments ? manualCheckoutRoutes(processor, services.payments) : []),
     ...(processor.name === 'stripe' ? stripeWebhookRoutes(services.payments) : []),
     ...operatorRoutes(services.billing, services.accountControl, services.sweep),
-    ...instanceRoutes(services.rentals),
+    ...instanceRoutes(services.rentals, actsOn),
     ...catalogRoutes(services.catalog),
-    ...volumeRoutes(services.volumes),
+    ...volumeRoutes(services.volumes, actsOn),
     ...marketHistoryRoutes(services.priceHistory),
     ...providerRoutes(parts.clouds.configured, sshUserOf),
     // only with the sandbox on: elsewhere the paths do not exist (404)
     ...(parts.clouds.sandbox ? sandboxRoutes(new SandboxChaos({ storage: parts.storage, sandbox: parts.clouds.sandbox })) : []),
-    ...reservationRoutes(services.reservations),
+    ...reservationRoutes(services.reservations, actsOn),
     ...webhookRoutes(services.webhooks),
-    ...spotClaimRoutes(services.spotClaims),
+    ...spotClaimRoutes(services.spotClaims, actsOn),
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
     ...identityRoutes(services.people),

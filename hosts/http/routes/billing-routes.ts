@@ -60,9 +60,10 @@ export function billingRoutes(service: BillingService, control: AccountControl, 
       responses: [
         { status: 200, description: 'The account, renting open', schema: AccountOut },
         { status: 409, description: 'An operator hold, no funds available yet after a tripped breaker, or the monthly budget still spent after a budget stop' },
+        { status: 403, description: 'After a budget stop, a credential that is not root (ROOT_REQUIRED): the budget is root\'s to decide' },
       ],
       async handle({ caller }) {
-        await control.resume(caller!.tenantId);
+        await control.resume(caller!);
         return { status: 200, body: await accountBody(caller!.tenantId) };
       },
     }),

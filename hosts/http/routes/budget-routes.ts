@@ -3,6 +3,8 @@ import { defineRoute, type RouteDef } from '../route.ts';
 import { BudgetOut, BudgetUpdate, budgetOut } from '../schemas/budget.ts';
 
 const billing = { kind: 'bearer', scope: 'billing' } as const;
+/** Writing the budget in any way is root's (docs/decisions.md, "One tree of authority"): an agent may not lift its own stop. */
+const billingRoot = { kind: 'bearer', scope: 'billing', root: true } as const;
 
 /** The tenant's monthly budget, under the billing scope (docs/decisions.md, "Monthly budgets"). */
 export function budgetRoutes(budgets: BudgetService): RouteDef[] {
@@ -28,7 +30,7 @@ export function budgetRoutes(budgets: BudgetService): RouteDef[] {
       operationId: 'setBudget',
       summary: 'Set the monthly budget: alerts (mail and budget.threshold_reached) at its percents, and a stop at 100 % if asked',
       tags: ['billing'],
-      access: billing,
+      access: billingRoot,
       body: BudgetUpdate,
       responses: [{ status: 200, description: 'The budget', schema: BudgetOut }],
       async handle({ caller, body }) {
@@ -44,7 +46,7 @@ export function budgetRoutes(budgets: BudgetService): RouteDef[] {
       operationId: 'clearBudget',
       summary: 'Remove the monthly budget (a budget pause stays until POST /v1/billing/resume)',
       tags: ['billing'],
-      access: billing,
+      access: billingRoot,
       responses: [{ status: 204, description: 'No budget now' }],
       async handle({ caller }) {
         await budgets.clear(caller!.tenantId);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import type { RentalService } from '../../../core/rentals/rental-service.ts';
 import type { Instance } from '../../../core/rentals/instance.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
@@ -20,7 +21,9 @@ const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 const LIST_LIMIT = 500;
 
-export function instanceRoutes(rentals: RentalService): RouteDef[] {
+const MADE_BY_ANOTHER = { status: 403, description: 'The token lacks the `rent` scope, or the machine was made by another credential and this one is not root (MADE_BY_ANOTHER)' };
+
+export function instanceRoutes(rentals: RentalService, actsOn: ActsOn): RouteDef[] {
   const out = (instance: Instance) => instanceOut(instance, rentals.supportedOperations(instance));
   const action = (path: string, operationId: string, summary: string, outcomes: RouteResponse[], run: (tenantId: string, id: string) => Promise<Instance>) =>
     defineRoute({
@@ -31,8 +34,9 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       tags: ['instances'],
       access: rent,
       params: InstanceIdParams,
-      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }, ...outcomes],
+      responses: [{ status: 200, description: 'The instance', schema: InstanceOut }, MADE_BY_ANOTHER, ...outcomes],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'instance', params.instance_id);
         return { status: 200, body: out(await run(caller!.tenantId, params.instance_id)) };
       },
     });
@@ -156,9 +160,11 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       body: ScheduleRemovalRequest,
       responses: [
         { status: 200, description: 'The instance', schema: InstanceOut },
+        MADE_BY_ANOTHER,
         { status: 409, description: 'The instance is already ended: nothing left to remove' },
       ],
       async handle({ caller, params, body }) {
+        await actsOn.require(caller!, 'instance', params.instance_id);
         return { status: 200, body: out(await rentals.scheduleRemoval(caller!.tenantId, params.instance_id, body.removal_scheduled_at)) };
       },
     }),
@@ -172,9 +178,11 @@ export function instanceRoutes(rentals: RentalService): RouteDef[] {
       params: InstanceIdParams,
       responses: [
         { status: 200, description: 'The instance', schema: InstanceOut },
+        MADE_BY_ANOTHER,
         { status: 409, description: 'The instance is already ended: nothing left to remove' },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'instance', params.instance_id);
         return { status: 200, body: out(await rentals.scheduleRemoval(caller!.tenantId, params.instance_id, null)) };
       },
     }),

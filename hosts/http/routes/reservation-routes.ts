@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import type { ReservationService } from '../../../core/reservations/reservation-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
@@ -9,7 +10,7 @@ const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 
 /** Reservations: `rent` to make and cancel, `read` to read. */
-export function reservationRoutes(reservations: ReservationService): RouteDef[] {
+export function reservationRoutes(reservations: ReservationService, actsOn: ActsOn): RouteDef[] {
   return [
     defineRoute({
       method: 'post',
@@ -93,9 +94,11 @@ export function reservationRoutes(reservations: ReservationService): RouteDef[] 
       params: ReservationIdParams,
       responses: [
         { status: 200, description: 'Cancelled', schema: ReservationOut },
+        { status: 403, description: 'The token lacks the `rent` scope, or the reservation was made by another credential and this one is not root (MADE_BY_ANOTHER)' },
         { status: 409, description: 'It has ended already (completed, failed or cancelled): nothing left to cancel', schema: ErrorOut },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'reservation', params.reservation_id);
         return { status: 200, body: reservationOut(await reservations.cancel(caller!.tenantId, params.reservation_id)) };
       },
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import type { SpotClaimService } from '../../../core/spot/spot-claim-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
@@ -9,7 +10,7 @@ const read = { kind: 'bearer', scope: 'read' } as const;
 const rent = { kind: 'bearer', scope: 'rent' } as const;
 
 /** Spot claims: `rent` to make and release, `read` to read. */
-export function spotClaimRoutes(claims: SpotClaimService): RouteDef[] {
+export function spotClaimRoutes(claims: SpotClaimService, actsOn: ActsOn): RouteDef[] {
   return [
     defineRoute({
       method: 'post',
@@ -75,9 +76,11 @@ export function spotClaimRoutes(claims: SpotClaimService): RouteDef[] {
       params: SpotClaimIdParams,
       responses: [
         { status: 200, description: 'Released', schema: SpotClaimOut },
+        { status: 403, description: 'The token lacks the `rent` scope, or the claim was made by another credential and this one is not root (MADE_BY_ANOTHER)' },
         { status: 409, description: 'It ended already (released or expired)', schema: ErrorOut },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'spot claim', params.claim_id);
         return { status: 200, body: spotClaimOut(await claims.release(caller!.tenantId, params.claim_id)) };
       },
     }),

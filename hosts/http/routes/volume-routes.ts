@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import type { VolumeService } from '../../../core/volumes/volume-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { VolumeCreate, VolumeIdParams, VolumeOut, volumeOut } from '../schemas/volumes.ts';
@@ -6,7 +7,7 @@ import { VolumeCreate, VolumeIdParams, VolumeOut, volumeOut } from '../schemas/v
 const tags = ['volumes'];
 
 /** Volumes: `rent` to make and delete (they cost money), `read` to list. */
-export function volumeRoutes(volumes: VolumeService): RouteDef[] {
+export function volumeRoutes(volumes: VolumeService, actsOn: ActsOn): RouteDef[] {
   return [
     defineRoute({
       method: 'post',
@@ -56,10 +57,12 @@ export function volumeRoutes(volumes: VolumeService): RouteDef[] {
       params: VolumeIdParams,
       responses: [
         { status: 204, description: 'Deleted' },
+        { status: 403, description: 'The token lacks the `rent` scope, or the volume was made by another credential and this one is not root (MADE_BY_ANOTHER)' },
         { status: 409, description: 'Attached to a live instance, still being made, or the provider refused' },
         { status: 503, description: 'The provider could not be reached; the volume stays' },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'volume', params.volume_id);
         await volumes.delete(caller!.tenantId, params.volume_id);
         return { status: 204 };
       },

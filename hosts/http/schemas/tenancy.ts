@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SCOPES } from '../../../core/tenancy/scopes.ts';
-import type { Token } from '../../../core/tenancy/token.ts';
+import { ROLES } from '../../../core/tenancy/roles.ts';
+import { isRoot, type Token } from '../../../core/tenancy/token.ts';
 import type { TokenView } from '../../../core/tenancy/tenancy-service.ts';
 import { dateTime, dateTimeOut, exampleId, isoOrNull, resourceId, usdAmount } from './common.ts';
 
@@ -47,7 +48,10 @@ export const TokenCreate = z
 
 const tokenFields = {
   id: z.string(),
-  kind: z.enum(['api', 'session']).meta({ description: 'api: from POST /v1/tokens; session: a person\'s console session from a sign-in (30 days).' }),
+  kind: z.enum(['api', 'session', 'link']).meta({
+    description: "api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days), whose parent_id is the person's link: their place in the tenant, never a bearer and never listed.",
+  }),
+  role: z.enum(ROLES).nullable().meta({ description: "A session's person's role in the tenant (owner, admin, member, billing, viewer); null for an API token." }),
   name: z.string().nullable(),
   scopes: z.array(scope),
   spend_limit_cents: z.int().nullable(),
@@ -77,6 +81,9 @@ export const TokenSelfOut = z
     tenant_id: z.string(),
     remaining_cents: z.int().nullable().meta({ description: 'What may still be committed: the smallest remaining cap along the token\'s chain; null when uncapped.' }),
     effective_max_rental_hours: z.int().nullable(),
+    root: z.boolean().meta({
+      description: 'Whether this credential is root: a session of an owner or admin, or a token with every scope and no limit. Only root links, removes and changes people, invites, and writes the monthly budget.',
+    }),
     burn_left_cents_per_hour: z.int().nullable().meta({ description: 'What may still be added an hour: the least any burn ceiling along the token\'s chain leaves; null when none has one.' }),
   })
   .meta({ id: 'TokenSelfOut' });
@@ -91,6 +98,7 @@ export const TokenHeartbeatOut = z
 export const tokenOut = (token: Token, burnCentsPerHour: number): z.input<typeof TokenOut> => ({
   id: token.id,
   kind: token.kind,
+  role: token.role,
   name: token.name,
   scopes: token.scopes,
   spend_limit_cents: token.spendLimitCents,
@@ -116,4 +124,5 @@ export const tokenSelfOut = (view: TokenView): z.input<typeof TokenSelfOut> => (
   remaining_cents: view.remainingCents,
   effective_max_rental_hours: view.effectiveMaxRentalHours,
   burn_left_cents_per_hour: view.burnLeftCentsPerHour,
+  root: isRoot(view.token),
 });

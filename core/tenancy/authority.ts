@@ -1,0 +1,109 @@
+import { DomainError } from '../errors.ts';
+import type { Cents } from '../money.ts';
+import type { Ids } from '../ports/ids.ts';
+import type { UnitOfWork } from '../ports/storage.ts';
+import { ROLE_SCOPES, roleTakesLimits, type Role } from './roles.ts';
+import { actingNodeId, isRoot, isUnder, type Token } from './token.ts';
+import { childTokenTerms } from './token-terms.ts';
+
+/**
+ * One tree of authority (docs/decisions.md, "One tree of authority"): API tokens, console sessions and people's links
+ * are nodes of their tenant's tree. Every node fits under its parent by the one rule of childTokenTerms (scopes a
+ * subset; each limit at most the parent's and present where the parent's is); ending a node ends its subtree
+ * (end-subtree.ts). These are the checks the routes and use cases share.
+ */
+
+/** The secret digest a link node stores: no bearer digests to it, so nobody authenticates as a link. */
+const NO_SECRET = 'link';
+
+export const rootRequired = (what: string): DomainError =>
+  new DomainError(
+    'ROOT_REQUIRED',
+    `${what} needs a root credential: a console session of an owner or admin, or a token with every scope and no limit ` +
+      '(no spend cap, max_rental_hours, burn ceiling, expiry or idle timeout)',
+  );
+
+export function requireRoot(caller: Token, what: string): void {
+  if (!isRoot(caller)) throw rootRequired(what);
+}
+
+/** What a person's link asks for: a role, and a member's limits. */
+export interface LinkTerms {
+  role: Role;
+  spendLimitCents?: Cents | null;
+  maxRentalHours?: number | null;
+}
+
+/** Limits only a member carries; asking them for another role is a mistake the caller should hear of. */
+export function checkLimitsFitRole(terms: LinkTerms): void {
+  const asked = (terms.spendLimitCents ?? null) !== null || (terms.maxRentalHours ?? null) !== null;
+  if (asked && !roleTakesLimits(terms.role)) {
+    throw new DomainError('INVALID_INPUT', `body.spend_limit_usd: only a member carries a spend limit or max_rental_hours; a ${terms.role} has none`, [
+      { loc: ['body', 'spend_limit_usd'], msg: `only a member carries limits; a ${terms.role} has none` },
+    ]);
+  }
+}
+
+/**
+ * A person's link node under `parentChain` (the linking credential's acting node and its ancestors, nearest first; empty
+ * for a tenant's first person or an operator's invitation), made to fit by the one rule.
+ */
+export function newLinkNode(ids: Ids, tenantId: string, parentChain: readonly Token[], terms: LinkTerms, name: string | null, now: Date): Token {
+  checkLimitsFitRole(terms);
+  const parent = parentChain[0] ?? null;
+  const fitted = parent
+    ? childTokenTerms(parentChain, { scopes: [...ROLE_SCOPES[terms.role]], ...limitsOf(terms), idleTimeoutMinutes: parent.idleTimeoutMinutes }, now)
+    : { scopes: [...ROLE_SCOPES[terms.role]], spendLimitCents: terms.spendLimitCents ?? null, maxRentalHours: terms.maxRentalHours ?? null, maxBurnCentsPerHour: null, expiresAt: null, idleTimeoutMinutes: null };
+  return {
+    id: ids.newId('tok'),
+    tenantId,
+    kind: 'link',
+    name,
+    scopes: fitted.scopes,
+    spendLimitCents: fitted.spendLimitCents,
+    committedCents: 0,
+    maxRentalHours: fitted.maxRentalHours,
+    maxBurnCentsPerHour: fitted.maxBurnCentsPerHour,
+    expiresAt: fitted.expiresAt,
+    parentId: parent?.id ?? null,
+    ancestorIds: parent ? [...parent.ancestorIds, parent.id] : [],
+    createdAt: now,
+    revokedAt: null,
+    secretDigest: NO_SECRET,
+    idleTimeoutMinutes: fitted.idleTimeoutMinutes,
+    idleDeadlineAt: null,
+    idledAt: null,
+    role: terms.role,
+  };
+}
+
+const limitsOf = (terms: LinkTerms) => ({
+  ...(terms.spendLimitCents != null ? { spendLimitCents: terms.spendLimitCents } : {}),
+  ...(terms.maxRentalHours != null ? { maxRentalHours: terms.maxRentalHours } : {}),
+});
+
+/**
+ * Where a person linked by `caller` hangs, and with what role: under the caller's own person when it is a session (a
+ * second way in for the same person, with their role), under the token itself when it is a root API token (as an admin).
+ * `caller` must be root. Answers the parent's chain, nearest first.
+ */
+export async function linkParent(uow: UnitOfWork, caller: Token): Promise<{ chain: Token[]; role: Role }> {
+  const chain = await uow.tokens.chain(caller.tenantId, actingNodeId(caller));
+  if (chain.length === 0) throw new Error(`no node ${actingNodeId(caller)} in tenant ${caller.tenantId}`);
+  return { chain, role: caller.kind === 'session' && caller.role ? caller.role : 'admin' };
+}
+
+/**
+ * A credential that is not root acts only on what its own subtree made (docs/decisions.md, "One tree of authority"):
+ * `madeBy` is the token that made the instance, volume, reservation or spot claim. Checked before anything about the
+ * thing's state, so the answer tells nothing about another credential's things beyond that they are not the caller's.
+ */
+export async function requireMadeUnder(uow: UnitOfWork, caller: Token, madeBy: string | null, what: string): Promise<void> {
+  if (isRoot(caller)) return;
+  const maker = madeBy ? await uow.tokens.findById(madeBy) : null;
+  if (maker && maker.tenantId === caller.tenantId && isUnder(maker, actingNodeId(caller))) return;
+  throw new DomainError(
+    'MADE_BY_ANOTHER',
+    `${what} was made by another credential of this tenant; a credential that is not root acts only on what it or the tokens it issued made`,
+  );
+}

@@ -1,0 +1,25 @@
+import type { Scope } from './scopes.ts';
+
+/** A person's role in a tenant (docs/decisions.md, "One tree of authority"). */
+export const ROLES = ['owner', 'admin', 'member', 'billing', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
+
+/**
+ * What a person's link (and every console session under it) holds. A member's `manage` reaches only what it made
+ * itself (its tokens, SSH keys, templates): everything about people needs root, which a member never is.
+ */
+export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
+  owner: ['read', 'rent', 'manage', 'billing'],
+  admin: ['read', 'rent', 'manage', 'billing'],
+  member: ['read', 'rent', 'manage'],
+  billing: ['read', 'billing'],
+  viewer: ['read'],
+};
+
+/** Roles whose sessions are root: they link and remove people, invite, write the budget. */
+export const ROOT_ROLES: readonly Role[] = ['owner', 'admin'];
+
+/** Only members carry limits of their own; the other roles are defined by their scopes alone. */
+export const roleTakesLimits = (role: Role): boolean => role === 'member';
