@@ -39,8 +39,13 @@ export interface BudgetStore {
    * told that month already is left out: nothing changed for it).
    */
   recordAlerts(alerts: readonly BudgetAlert[]): Promise<BudgetAlert[]>;
-  /** The budgets of the tenants whose month spend this very transaction added to (one read, however many). */
+  /**
+   * The budgets of the tenants whose month spend this very transaction added to (one read, however many). The spend
+   * leaves out the first hours of other rentals still in flight (docs/decisions.md, "Monthly budgets").
+   */
   chargedHere(): Promise<ChargedBudget[]>;
+  /** Every budget with a spend in the month starting at `month`, figured as chargedHere figures it: the sweep's evaluation. */
+  inMonth(month: Date): Promise<ChargedBudget[]>;
   /**
    * Takes up to `limit` alerts whose mail has not left and that nobody else holds, for `until` (another sender
    * may take one again once that passes: a sender that died). Oldest first.

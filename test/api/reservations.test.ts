@@ -201,7 +201,14 @@ describe('making a reservation', () => {
       expect((await call('GET', path, { token: reader })).status, path).toBe(200);
       expect((await call('GET', path, { token: renter })).status, path).toBe(403);
     }
-    expect((await call('DELETE', `/v1/reservations/${made.body.id}`, { token: renter })).status).toBe(200);
+    // a renter that is not root cancels only what its own subtree made (MADE_BY_ANOTHER), then its own
+    const others = await call('DELETE', `/v1/reservations/${made.body.id}`, { token: renter });
+    expect(others.status).toBe(403);
+    expect(others.body.detail).toMatch(/made by another credential/);
+    expect((await reservation(token, made.body.id)).status).toBe('scheduled');
+    const own = await reserve(renter, { node_id: (await takeNode()).id });
+    expect((await call('DELETE', `/v1/reservations/${own.body.id}`, { token: renter })).status).toBe(200);
+    expect((await call('DELETE', `/v1/reservations/${made.body.id}`, { token })).status).toBe(200);
   });
 
   it("answers 404 for another tenant's ids and never lists them", async () => {
@@ -314,7 +321,7 @@ describe('the start, by the sweep', () => {
     expect((await call('GET', '/v1/instances', { token })).body).toEqual([]);
   });
 
-  it('fails on a paused account, and for a revoked token, releasing the commitment along the chain', async () => {
+  it('fails on a paused account, and is cancelled when its token is revoked, releasing the commitment along the chain', async () => {
     const paused = await world.fundedTenant(50);
     const onHold = (await reserve(paused.token, { node_id: (await takeNode()).id })).body;
     expect((await call('POST', '/v1/billing/stop', { token: paused.token, body: {} })).status).toBe(200);
@@ -332,9 +339,10 @@ describe('the start, by the sweep', () => {
     expect(first).toMatchObject({ status: 'failed', instance_id: null });
     expect(first.failure).toMatch(/paused/);
     expect(await committed(paused.token)).toBe(0);
+    // ending its credential cancelled it at once, its commitment given back
     const second = await reservation(root.token, revoked.id);
-    expect(second).toMatchObject({ status: 'failed', instance_id: null });
-    expect(second.failure).toMatch(/revoked/);
+    expect(second).toMatchObject({ status: 'cancelled', instance_id: null });
+    expect(second.failure).toMatch(/ended/);
     expect(await tokens()).toEqual(new Map([[root.tokenId, 0], [agent.id, 0]]));
     for (const t of [paused.token, root.token]) expect((await call('GET', '/v1/instances', { token: t })).body).toEqual([]);
   });

@@ -204,7 +204,12 @@ describe('making a spot claim', () => {
     expect((await call('GET', '/v1/spot-claims/spc_unknown0', { token: owner.token })).status).toBe(404);
     expect((await call('GET', '/v1/spot-claims', { token: other.token })).body).toEqual([]);
     expect((await claimOf(owner.token, made.id)).status).toBe('pending');
-    expect((await call('DELETE', `/v1/spot-claims/${made.id}`, { token: renter })).status).toBe(200);
+    // a renter that is not root releases only what its own subtree made
+    const others = await call('DELETE', `/v1/spot-claims/${made.id}`, { token: renter });
+    expect(others.status).toBe(403);
+    expect(others.body.detail).toMatch(/made by another credential/);
+    expect((await claimOf(owner.token, made.id)).status).toBe('pending');
+    expect((await call('DELETE', `/v1/spot-claims/${made.id}`, { token: owner.token })).status).toBe(200);
     expect((await call('DELETE', `/v1/spot-claims/${made.id}`, { token: owner.token })).status).toBe(409);
   });
 });

@@ -33,13 +33,14 @@ const toAlert = (row: Row): BudgetAlert => ({
 const BUDGET_COLUMNS = 'b.tenant_id, b.monthly_cents, b.alert_percents, b.stop_at_limit, b.updated_at';
 
 /**
- * The first hours of other rentals still in flight (provisioning, charged by another transaction): left out of the
- * figure a charge is judged by (docs/decisions.md, "Monthly budgets"), as many of them are refused and refunded in full;
- * each counts from the next evaluation once its machine is up (the next charge, or the sweep's).
+ * The first hours of other rentals still in flight (charged by another transaction, their create not answered yet: no
+ * machine recorded): left out of the figure a charge is judged by (docs/decisions.md, "Monthly budgets"), as a cloud
+ * refuses many of them and they are refunded in full; each counts from the next evaluation once its machine exists
+ * (the next charge, or the sweep's).
  */
 const IN_FLIGHT_ELSEWHERE = `coalesce((
   select sum(-l.amount_cents) from ledger_entries l join instances i on i.tenant_id = l.tenant_id and i.id = l.reference
-   where l.tenant_id = s.tenant_id and l.kind = 'rental_hour' and l.amount_cents < 0 and i.status = 'provisioning'
+   where l.tenant_id = s.tenant_id and l.kind = 'rental_hour' and l.amount_cents < 0 and i.status = 'provisioning' and i.machine_id is null
      and l.xact is distinct from txid_current() and date_trunc('month', l.created_at at time zone 'UTC')::date = s.month), 0)`;
 
 export class MikroBudgetStore implements BudgetStore {
@@ -98,11 +99,20 @@ export class MikroBudgetStore implements BudgetStore {
 
   async chargedHere(): Promise<ChargedBudget[]> {
     // the ledger's trigger stamps each month row it adds to with the adding transaction (migration 0031)
+    return this.months(`s.xact = txid_current()`, []);
+  }
+
+  async inMonth(month: Date): Promise<ChargedBudget[]> {
+    return this.months(`s.month = ?::date`, [day(month)]);
+  }
+
+  private async months(where: string, params: unknown[]): Promise<ChargedBudget[]> {
     const rows = await this.em.execute<Row[]>(
       `select ${BUDGET_COLUMNS}, s.month, greatest(0, s.spent_cents - ${IN_FLIGHT_ELSEWHERE}) as spent_cents,
               array(select a.percent from budget_alerts a where a.tenant_id = s.tenant_id and a.month = s.month order by a.percent) as told
          from budget_spend s join budgets b on b.tenant_id = s.tenant_id
-        where s.xact = txid_current() order by b.tenant_id, s.month`,
+        where ${where} order by b.tenant_id, s.month`,
+      params,
     );
     return rows.map((row) => ({ budget: toBudget(row), month: monthOf(row.month), spentCents: num(row.spent_cents), toldPercents: (row.told as unknown[]).map(num) }));
   }

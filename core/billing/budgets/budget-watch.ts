@@ -3,7 +3,7 @@ import type { MailAllowance, Mailer } from '../../ports/mailer.ts';
 import type { ChargeWatcher, Storage, UnitOfWork } from '../../ports/storage.ts';
 import type { RentalService } from '../../rentals/rental-service.ts';
 import { mailDueAlerts } from './alert-mail.ts';
-import { watchCharges, type Watched } from './watch-charges.ts';
+import { watchCharges, watchMonth, type Watched } from './watch-charges.ts';
 
 /** Called with what failed in the background, after the request or pass that charged was answered. */
 export type BudgetErrorReporter = (error: unknown) => void;
@@ -59,8 +59,12 @@ export class BudgetWatch implements ChargeWatcher {
       });
   }
 
-  /** The sweep's share: machines still live under a budget pause are stopped. */
+  /**
+   * The sweep's share: each budget's month is judged again as it stands (first hours in flight at their charge count
+   * once their machines are up; refunds count), then machines still live under a budget pause are stopped.
+   */
   async stopPaused(): Promise<{ errors: string[] }> {
+    await this.storage.transaction((uow) => watchMonth(uow, this.clock.now()));
     const paused = await this.storage.read((uow) => uow.budgets.pausedWithMachines());
     if (paused.length === 0) return { errors: [] };
     return { errors: (await this.rentals.terminateAllOf(paused)).errors.map((error) => `budget stop: ${error}`) };

@@ -22,6 +22,14 @@ export async function watchCharges(uow: UnitOfWork, now: Date): Promise<Watched>
 }
 
 /**
+ * The sweep's evaluation of every budget's month as it stands (docs/decisions.md, "Monthly budgets"): a first hour left
+ * out while its rental was in flight counts once its machine is up, and a figure lowered by refunds is what is judged.
+ */
+export async function watchMonth(uow: UnitOfWork, now: Date): Promise<Watched> {
+  return watchBudgets(uow, await uow.budgets.inMonth(monthStart(now)), now);
+}
+
+/**
  * What a charge does to the budgets it moved, and what setting a budget does to its own at once: the alert percents
  * reached and not told are told, and a budget spent that says stop pauses renting, in the caller's transaction under
  * the account's lock.
