@@ -36,6 +36,7 @@ export class FaultyProvider implements Provider, Rebootable {
   private createGate: { reached: () => void; open: Promise<void> } | null = null;
   private volumeCreateGate: { reached: () => void; open: Promise<void> } | null = null;
   private hangingCreates = 0;
+  private createBarrier: { count: number; waiting: (() => void)[] } | null = null;
   private terminationsNow = 0;
   /** Calls the provider answered (or failed), for tests that count them. */
   readonly calls = { create: 0, terminate: 0, list: 0, listVolumes: 0, deleteVolume: 0 };
@@ -118,6 +119,11 @@ export class FaultyProvider implements Provider, Rebootable {
   }
 
   /** The next `count` creates (machine or spot) never answer, and make nothing: a cloud that hangs. */
+  /** Holds the next `count` creates until all of them have reached the provider, then lets them on together. */
+  barrierNextCreates(count: number): void {
+    this.createBarrier = { count, waiting: [] };
+  }
+
   hangNextCreates(count: number): void {
     this.hangingCreates += count;
   }
@@ -182,6 +188,15 @@ export class FaultyProvider implements Provider, Rebootable {
     if (gate) {
       gate.reached();
       await gate.open;
+    }
+    const barrier = this.createBarrier;
+    if (barrier) {
+      await new Promise<void>((resolve) => {
+        barrier.waiting.push(resolve);
+        if (barrier.waiting.length < barrier.count) return;
+        this.createBarrier = null;
+        for (const go of barrier.waiting) go();
+      });
     }
     if (this.hangingCreates > 0) {
       this.hangingCreates--;
