@@ -486,13 +486,13 @@ export interface paths {
         get: operations["getBudget"];
         /**
          * Set the monthly budget: alerts (mail and budget.threshold_reached) at its percents, and a stop at 100 % if asked
-         * @description Bearer token with the `billing` scope.
+         * @description Bearer token with the `billing` scope, and root: a console session of an owner or admin, or a token with every scope and no limit.
          */
         put: operations["setBudget"];
         post?: never;
         /**
          * Remove the monthly budget (a budget pause stays until POST /v1/billing/resume)
-         * @description Bearer token with the `billing` scope.
+         * @description Bearer token with the `billing` scope, and root: a console session of an owner or admin, or a token with every scope and no limit.
          */
         delete: operations["clearBudget"];
         options?: never;
@@ -1672,8 +1672,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The people linked to this tenant: each signs in to it with every scope
-         * @description Bearer token with the `read` scope.
+         * The people linked to this tenant, each with their role (and a member's limits)
+         * @description Bearer token with the `manage` scope.
          */
         get: operations["listIdentities"];
         put?: never;
@@ -1695,13 +1695,17 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Unlink a person: their console sessions in this tenant end, with every token those issued
-         * @description Bearer token with the `manage` scope.
+         * Unlink a person: their console sessions in this tenant end, with every token and person under them
+         * @description Bearer token with the `manage` scope, and root: a console session of an owner or admin, or a token with every scope and no limit.
          */
         delete: operations["removeIdentity"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a person's role or a member's limits: at once for their sessions and every token under them
+         * @description Bearer token with the `manage` scope, and root: a console session of an owner or admin, or a token with every scope and no limit.
+         */
+        patch: operations["updateIdentity"];
         trace?: never;
     };
     "/auth/authorize": {
@@ -2197,7 +2201,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; leave it out for all of them. */
-            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "instance.recovered" | "instance.recovery_failed" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "budget.threshold_reached" | "token.idle_timeout")[];
+            events?: ("instance.running" | "instance.terminated" | "instance.failed" | "instance.preempted" | "instance.recovered" | "instance.recovery_failed" | "balance.low" | "breaker.tripped" | "deposit.confirmed" | "deposit.rejected" | "auto_recharge.failed" | "reservation.started" | "reservation.failed" | "identity.linked" | "identity.unlinked" | "identity.updated" | "budget.threshold_reached" | "token.idle_timeout")[];
             description?: string;
         };
         SpotClaimCreate: {
@@ -2390,6 +2394,14 @@ export interface components {
              */
             tenant_id?: string;
         };
+        IdentityUpdate: {
+            /** @enum {string} */
+            role?: "owner" | "admin" | "member" | "billing" | "viewer";
+            /** @description A member's spend limit, > 0; null removes it. Only a member carries one. */
+            spend_limit_usd?: (number | string) | null;
+            /** @description A member's longest rental in hours; null removes it. */
+            max_rental_hours?: number | null;
+        };
         HealthOut: {
             /** @constant */
             status: "ok";
@@ -2452,10 +2464,12 @@ export interface components {
         TokenCreatedOut: {
             id: string;
             /**
-             * @description api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days).
+             * @description api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days), whose parent_id is the person's link: their place in the tenant, never a bearer and never listed.
              * @enum {string}
              */
-            kind: "api" | "session";
+            kind: "api" | "session" | "link";
+            /** @description A session's person's role in the tenant (owner, admin, member, billing, viewer); null for an API token. */
+            role: ("owner" | "admin" | "member" | "billing" | "viewer") | null;
             name: string | null;
             scopes: ("read" | "rent" | "manage" | "billing")[];
             spend_limit_cents: number | null;
@@ -2480,10 +2494,12 @@ export interface components {
         TokenOut: {
             id: string;
             /**
-             * @description api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days).
+             * @description api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days), whose parent_id is the person's link: their place in the tenant, never a bearer and never listed.
              * @enum {string}
              */
-            kind: "api" | "session";
+            kind: "api" | "session" | "link";
+            /** @description A session's person's role in the tenant (owner, admin, member, billing, viewer); null for an API token. */
+            role: ("owner" | "admin" | "member" | "billing" | "viewer") | null;
             name: string | null;
             scopes: ("read" | "rent" | "manage" | "billing")[];
             spend_limit_cents: number | null;
@@ -2506,10 +2522,12 @@ export interface components {
         TokenSelfOut: {
             id: string;
             /**
-             * @description api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days).
+             * @description api: from POST /v1/tokens; session: a person's console session from a sign-in (30 days), whose parent_id is the person's link: their place in the tenant, never a bearer and never listed.
              * @enum {string}
              */
-            kind: "api" | "session";
+            kind: "api" | "session" | "link";
+            /** @description A session's person's role in the tenant (owner, admin, member, billing, viewer); null for an API token. */
+            role: ("owner" | "admin" | "member" | "billing" | "viewer") | null;
             name: string | null;
             scopes: ("read" | "rent" | "manage" | "billing")[];
             spend_limit_cents: number | null;
@@ -2532,6 +2550,8 @@ export interface components {
             /** @description What may still be committed: the smallest remaining cap along the token's chain; null when uncapped. */
             remaining_cents: number | null;
             effective_max_rental_hours: number | null;
+            /** @description Whether this credential is root: a session of an owner or admin, or a token with every scope and no limit. Only root links, removes and changes people, invites, and writes the monthly budget. */
+            root: boolean;
             /** @description What may still be added an hour: the least any burn ceiling along the token's chain leaves; null when none has one. */
             burn_left_cents_per_hour: number | null;
         };
@@ -3343,6 +3363,15 @@ export interface components {
             linked_at: string;
             /** @description The token whose bearer linked the person in (see GET /v1/tokens); null: their first sign-in made the tenant, or an operator invited them. */
             linked_by_token_id: string | null;
+            /**
+             * @description owner: everything, and only owners make or change owners; admin: everything but owners; member: read and rent, and tokens of its own, within spend_limit_cents and max_rental_hours; billing: read and billing; viewer: read.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member" | "billing" | "viewer";
+            /** @description A member's cap on what their sessions and every token those issue may commit together; null: none. */
+            spend_limit_cents: number | null;
+            /** @description A member's longest rental; null: none. */
+            max_rental_hours: number | null;
         };
     };
     responses: never;
@@ -4577,7 +4606,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `billing` scope */
+            /** @description The token lacks the `billing` scope; or: After a budget stop, a credential that is not root (ROOT_REQUIRED): the budget is root's to decide */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5811,7 +5840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `billing` scope */
+            /** @description The token lacks the `billing` scope, or is not root (ROOT_REQUIRED): an owner's or admin's session, or a token with every scope and no limit */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5918,7 +5947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `billing` scope */
+            /** @description The token lacks the `billing` scope, or is not root (ROOT_REQUIRED): an owner's or admin's session, or a token with every scope and no limit */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7750,7 +7779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the machine was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7862,7 +7891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the machine was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8005,7 +8034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the machine was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8150,7 +8179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the machine was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9925,7 +9954,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the volume was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11039,7 +11068,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the reservation was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12227,7 +12256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `rent` scope */
+            /** @description The token lacks the `rent` scope; or: The token lacks the `rent` scope, or the claim was made by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14243,7 +14272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `read` scope */
+            /** @description The token lacks the `manage` scope */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14300,7 +14329,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Unlinked; their sessions and the tokens those issued are revoked */
+            /** @description Unlinked; their sessions and everything under them are revoked */
             204: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14331,7 +14360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope, or is not root (ROOT_REQUIRED): an owner's or admin's session, or a token with every scope and no limit */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14353,8 +14382,164 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The last person of a tenant without a root token (manage, no cap, no max_rental_hours, no expiry) cannot be removed */
+            /** @description The last owner of the tenant cannot be removed */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `errors` names each field to fix */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    updateIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example idn_9q4m2xk7c3rwh8vt */
+                identity_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "member",
+                 *       "spend_limit_usd": "50.00",
+                 *       "max_rental_hours": 24
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityUpdate"];
+            };
+        };
+        responses: {
+            /** @description The person as changed */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityOut"];
+                };
+            };
+            /** @description Malformed request: the body is not valid JSON, or a path parameter is not valid percent-encoding */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `manage` scope, or is not root (ROOT_REQUIRED): an owner's or admin's session, or a token with every scope and no limit */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No such identity_id for this tenant */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The last owner of the tenant cannot be demoted */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is over 100 kB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A body sent with another Content-Type than application/json (or an unsupported charset or encoding) */
+            415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
