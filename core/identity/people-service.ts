@@ -159,7 +159,7 @@ export const linkedNotice = (to: string, link: IdentityLink, tenantName: string,
   subject: 'Someone was added to your gpu-control-plane tenant',
   text: [
     `${nameOf(link)} (${link.provider}) was linked to the tenant ${tenantName} at ${link.createdAt.toISOString()} by ${byWhom(by)}.`,
-    'They can now sign in to it, with every scope and no spend cap.',
+    `They can now sign in to it as ${link.role === 'admin' || link.role === 'owner' ? 'an' : 'a'} ${link.role}.`,
     '',
     'If you do not know them, remove them: the People page of the console, or',
     `DELETE /v1/identities/${link.id} with a token that has the manage scope.`,

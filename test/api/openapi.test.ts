@@ -89,6 +89,7 @@ const EXPECTED = [
   'POST /v1/operator/users',
   'GET /v1/identities',
   'DELETE /v1/identities/{identity_id}',
+  'PATCH /v1/identities/{identity_id}',
   'POST /v1/volumes',
   'GET /v1/volumes',
   'DELETE /v1/volumes/{volume_id}',
