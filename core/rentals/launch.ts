@@ -4,14 +4,16 @@ import { isSpotMarket, ProviderFailure, type Machine, type Provider } from '../p
 import type { RentalsContext } from './context.ts';
 import { endBilling } from './end-billing.ts';
 import type { Instance, LaunchOutcome } from './instance.ts';
+import type { Adoption } from './rent-request.ts';
 import { withMachine } from './machine-state.ts';
 import type { MachineSetup } from './rental-options.ts';
 import { removeUpstream } from './terminate.ts';
 
 /**
  * Calls the provider for a committed rental and records how it answered. A definite refusal fails the
- * instance and refunds it (409); no answer leaves it to the reconciler, which adopts the machine by its
- * label or fails it at the deadline. A machine made for a rental that ended meanwhile is removed.
+ * instance and refunds it (409), and the booking that adopted it lets it go in the same transaction; no answer
+ * leaves it to the reconciler, which adopts the machine by its label or fails it at the deadline. A machine made for
+ * a rental that ended meanwhile is removed.
  */
 export async function launch(
   ctx: RentalsContext,
@@ -19,6 +21,7 @@ export async function launch(
   instance: Instance,
   setup: MachineSetup & { volumeIds: string[] },
   bidUsdPerHour: string | null,
+  adoption?: Pick<Adoption, 'refused'>,
 ): Promise<Instance> {
   let machine: Machine | null = null;
   let refusal: string | null = null;
@@ -36,7 +39,11 @@ export async function launch(
     const locked = await uow.instances.lock(instance.tenantId, instance.id);
     if (!locked) return instance;
     const answered: Instance = { ...locked, launch };
-    if (refusal && answered.status === 'provisioning' && !answered.machineId) return endBilling(ctx, uow, answered, ctx.clock.now(), 'failed', refusal);
+    if (refusal && answered.status === 'provisioning' && !answered.machineId) {
+      const failed = await endBilling(ctx, uow, answered, ctx.clock.now(), 'failed', refusal);
+      await adoption?.refused?.(uow, failed);
+      return failed;
+    }
     // a machine made for a rental that ended while the create was in flight keeps its id, to be removed
     const updated = !machine
       ? answered

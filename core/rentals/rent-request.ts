@@ -41,6 +41,11 @@ export interface Adoption {
   ledgerNote: string;
   /** Runs in the rental's transaction once the instance is added (the booking records it); throwing undoes the rental. */
   adopt(uow: UnitOfWork, instance: Instance): Promise<void>;
+  /**
+   * Runs in the transaction that fails the rental when the provider refused its machine (the charge refunded): the
+   * booking lets go of it there, so it is never seen holding a machine that was not charged.
+   */
+  refused?(uow: UnitOfWork, failed: Instance): Promise<void>;
 }
 
 export interface Rented {

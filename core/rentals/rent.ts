@@ -50,7 +50,7 @@ export async function rent(ctx: RentalsContext, caller: Token, asked: RentReques
   if (created.replayed) return replay(ctx, created.instance, digest);
   ctx.metrics.rentalCreated(node.provider.name);
   const bid = spot ? upstreamBidUsd(spot.bidCentsPerGpuHour * created.instance.gpuCount, ctx.market.settings.markupBps) : null;
-  const launching = launch(ctx, node.provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] }, bid);
+  const launching = launch(ctx, node.provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] }, bid, adoption);
   const settled = launching.then(
     () => undefined,
     () => undefined,

@@ -152,7 +152,8 @@ export class SpotClaimKeeper {
   }
 
   /** Rents the cheapest spot offer at or under the bid that takes it; answers why not when none did. */
-  private async rent(claim: SpotClaim, caller: Token, finder: SpotNodeFinder, report: SpotPassReport): Promise<string | null> {
+  private async rent(first: SpotClaim, caller: Token, finder: SpotNodeFinder, report: SpotPassReport): Promise<string | null> {
+    let claim = first;
     const candidates = (await finder.cheapest(claim, Number.MAX_SAFE_INTEGER)).map((node) => node.nodeId);
     // the node asked for first when the market has it at or under the bid now (a waiting claim costs no live call)
     const nodes = (claim.nodeId && candidates.includes(claim.nodeId) ? [claim.nodeId, ...candidates.filter((id) => id !== claim.nodeId)] : candidates).slice(0, MAX_NODES_TRIED);
@@ -165,9 +166,11 @@ export class SpotClaimKeeper {
       } catch (error) {
         last = error;
       }
-      // the rental may have committed before it failed (the provider refused the machine): then it is the claim's
+      // a rental that committed and whose machine the provider then refused let the claim go in the transaction that
+      // failed it (pending again, its rental counted): the next node is rented under the next key
       const current = await this.storage.read((uow) => uow.spotClaims.get(claim.tenantId, claim.id));
       if (current?.status !== 'pending' || current.instanceId !== null) return null;
+      claim = current;
       // a node that is gone or dearer than the bid now gives way to the next; anything else ends this pass's try
       if (!nodeRefused(last)) break;
     }
@@ -189,6 +192,13 @@ export class SpotClaimKeeper {
           throw new DomainError('CONFLICT', `spot claim ${claim.id} is ${locked?.status ?? 'gone'}${locked?.instanceId ? ` with machine ${locked.instanceId}` : ''}; nothing was rented`);
         }
         await uow.spotClaims.update({ ...locked, status: 'active', instanceId: instance.id, machines: locked.machines + 1, lastError: null });
+      },
+      // the provider refused the machine (no unit left, the spot price past the bid): the claim is pending again in
+      // that transaction, never seen active on a machine that was refunded; no preemption, it never ran
+      async refused(uow, failed: Instance) {
+        const locked = await uow.spotClaims.lock(claim.tenantId, claim.id);
+        if (!locked || locked.status !== 'active' || locked.instanceId !== failed.id) return;
+        await uow.spotClaims.update({ ...locked, status: 'pending', instanceId: null, endedChargedCents: locked.endedChargedCents + failed.chargedCents, lastError: failed.failure });
       },
     };
   }

@@ -37,6 +37,7 @@ export class FaultyProvider implements Provider, Rebootable {
   private volumeCreateGate: { reached: () => void; open: Promise<void> } | null = null;
   private hangingCreates = 0;
   private createBarrier: { count: number; waiting: (() => void)[] } | null = null;
+  private createAnswers: (() => void)[] = [];
   private terminationsNow = 0;
   /** Calls the provider answered (or failed), for tests that count them. */
   readonly calls = { create: 0, terminate: 0, list: 0, listVolumes: 0, deleteVolume: 0 };
@@ -145,6 +146,11 @@ export class FaultyProvider implements Provider, Rebootable {
     return { reached, open };
   }
 
+  /** Resolves once the next create (machine or spot) that reaches the provider has its answer, made or refused. */
+  nextCreateAnswered(): Promise<void> {
+    return new Promise((resolve) => this.createAnswers.push(resolve));
+  }
+
   /** Holds the next volume create before it reaches the provider, until `open` is called (an answer that takes very long). */
   holdNextVolumeCreate(): { reached: Promise<void>; open: () => void } {
     const { reached, open, gate } = makeGate();
@@ -208,7 +214,7 @@ export class FaultyProvider implements Provider, Rebootable {
     const fault = this.createFaults.shift();
     if (fault === 'lost') throw new ProviderFailure(this.name, 'ambiguous', 'create timed out; nothing was made');
     if (fault === 'rejected') throw new ProviderFailure(this.name, 'rejected', 'no capacity on this host');
-    const machine = await make();
+    const machine = await make().finally(() => this.createAnswers.shift()?.());
     if (fault === 'ambiguous') throw new ProviderFailure(this.name, 'ambiguous', `create timed out after making ${machine.machineId}`);
     return machine;
   }
