@@ -41,6 +41,8 @@ export class SweepService {
   private readonly background: Background;
   private readonly passBudgetMs: number;
   private readonly plan: PassPlan;
+  private stopping = false;
+  private readonly inFlight = new Set<Promise<SweepReport>>();
 
   constructor(deps: {
     storage: Storage;
@@ -87,7 +89,23 @@ export class SweepService {
    * it throws DATABASE_UNAVAILABLE, counted in the metrics, for the host to log.
    */
   async run(): Promise<SweepReport> {
-    return this.background(() => this.pass());
+    const pass = this.background(() => this.pass());
+    this.inFlight.add(pass);
+    try {
+      return await pass;
+    } finally {
+      this.inFlight.delete(pass);
+    }
+  }
+
+  /**
+   * For a process stopping: a pass in flight ends the money step it is in and stops before the next (each is
+   * idempotent: the next pass, anywhere, carries on), takes no start; later passes do nothing. Resolves when every
+   * pass in flight has ended.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.allSettled([...this.inFlight]);
   }
 
   private async pass(): Promise<SweepReport> {
@@ -105,7 +123,7 @@ export class SweepService {
     }
     report.ran = outcome.ran;
     // side by side: a cloud slow to create holds up neither kind of start behind the other
-    await Promise.all(this.plan.starts.map((step) => this.step(step, report, timer, pass)));
+    if (!this.stopping) await Promise.all(this.plan.starts.map((step) => this.step(step, report, timer, pass)));
     await isolated(report.errors, 'oldest due start', async () => {
       const now = this.clock.now();
       const oldest = await this.storage.read((uow) => uow.sweep.oldestDueStart(now));
@@ -119,6 +137,10 @@ export class SweepService {
 
   private async moneySteps(lease: Lease, report: SweepReport, timer: SweepPassTimer, pass: Pass): Promise<void> {
     for (const step of this.plan.money) {
+      if (this.stopping) {
+        report.errors.push(`the process is stopping: stopped before ${step.name} (the next pass carries on)`);
+        break;
+      }
       if (!(await lease.held())) {
         report.lockLost = true;
         report.errors.push(`the sweep lost its lock; stopped before ${step.name} (the next pass carries on)`);

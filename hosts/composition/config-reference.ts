@@ -113,6 +113,11 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
     meaning: "real time one sweep pass may take (5000 to 120000): past it no further start is taken and no further cloud clean-up begun, they wait for the next pass; starts in flight finish by themselves. Keep it under a minute so a pass never makes the next one skip",
   },
   {
+    names: ["SHUTDOWN_GRACE_MS"],
+    default: "`30000`",
+    meaning: "after SIGTERM or SIGINT (server and sweep daemon): no new connection is taken, and requests in flight, a sweep pass's money step and webhook POSTs in flight get this long to finish (longer than a create's spacing at the slowest cloud); then open connections are closed and the process exits 0 once the database is closed (exit 1 if that has not happened 5 s later). Webhook deliveries not yet sent stay in the outbox for the next process. A second signal exits 1 at once; what was committed stays committed",
+  },
+  {
     names: ["PROVIDER_CREATE_TIMEOUT_MS"],
     default: "`60000`",
     meaning: "longest the control plane waits for a cloud to answer a create (machine, spot machine, volume), at most 60000: past it the create counts as ambiguous, the instance stays `provisioning` and the sweep's reconciler adopts its machine by label or fails and refunds it",

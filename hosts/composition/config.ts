@@ -117,6 +117,8 @@ export interface ServerConfig extends ControlPlaneConfig {
   port: number;
   host: string;
   trustProxy: boolean | number;
+  /** SHUTDOWN_GRACE_MS: after SIGTERM, how long requests in flight and a sweep pass may take to finish. */
+  shutdownGraceMs: number;
 }
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -178,6 +180,7 @@ const EnvSchema = z.object({
   PROVIDER_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(30_000).default(30_000),
   RENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60_000).default(60_000),
   PROVIDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   SWEEP_BUDGET_MS: z.coerce.number().int().min(5_000).max(120_000).default(50_000),
   WEBHOOK_MAX_ENDPOINTS_PER_TENANT: z.coerce.number().int().min(1).max(100_000).default(20),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(2).max(4_000).default(256),
@@ -234,6 +237,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     port: e.PORT,
     host: e.HOST,
     trustProxy: e.TRUST_PROXY,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     storage: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL, timeoutMs: e.DATABASE_TIMEOUT_MS } : { kind: 'pglite', dataDir: e.DATA_DIR },
     operatorKeys: e.OPERATOR_KEYS,
     rateLimits: { publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE, perTokenPerMinute: e.RATE_LIMIT_PER_MINUTE, operatorPerMinute: e.OPERATOR_RATE_LIMIT_PER_MINUTE },

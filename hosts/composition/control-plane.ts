@@ -233,6 +233,8 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     async close() {
       refreshJob?.stop();
       sweepJob?.stop();
+      // a pass in flight ends its money step and stops; webhook rounds in flight end, the rest stays in the outbox
+      await services.sweep.stop();
       await services.budgetWatch.idle();
       await webhooks.close();
       await shared?.close();

@@ -6,8 +6,6 @@ import { createControlPlane } from '../composition/control-plane.ts';
 import { createHttpApp } from './app.ts';
 import { listenHttp } from './server.ts';
 
-const SHUTDOWN_GRACE_MS = 10_000;
-
 async function main(): Promise<void> {
   const config = configFromEnv();
   const plane = await createControlPlane(config);
@@ -26,18 +24,33 @@ async function main(): Promise<void> {
   // Fetch every provider's offers now, so the first search does not wait for them.
   void plane.services.market.refreshDue();
 
+  // after SIGTERM, each answer that ends lets its connection go: a client's keep-alive must not hold the shutdown
   let stopping = false;
+  server.on('request', (_req, res) => res.once('finish', () => stopping && setImmediate(() => server.closeIdleConnections())));
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // the operator insists: nothing more is waited for; what was committed stays committed
+      plane.logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
     stopping = true;
-    plane.logger.info({ signal }, 'shutting down: finishing requests in flight');
+    const graceMs = config.shutdownGraceMs;
+    plane.logger.info({ signal, graceMs }, 'shutting down: no new requests; finishing those in flight and the sweep pass');
+    // a pass in flight stops before its next money step, at once, not once the requests are done
+    const sweepStopped = plane.services.sweep.stop();
     const force = setTimeout(() => {
-      plane.logger.warn('requests still open after the grace period; closing them');
+      plane.logger.warn({ graceMs }, 'requests still open after SHUTDOWN_GRACE_MS; closing them');
       server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS).unref();
+    }, graceMs).unref();
+    setTimeout(() => {
+      plane.logger.error({ graceMs }, 'shutdown did not finish 5 s after SHUTDOWN_GRACE_MS; exiting');
+      process.exit(1);
+    }, graceMs + 5_000).unref();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closed;
     clearTimeout(force);
+    await sweepStopped;
     await plane.close();
     plane.logger.info('stopped');
     process.exit(0);

@@ -38,11 +38,21 @@ async function main(): Promise<void> {
   });
   metricsServer?.once('listening', () => plane.logger.info({ port: metricsPort }, `sweep daemon metrics on http://localhost:${metricsPort}/metrics`));
   const job = new Cron('30 * * * * *', { protect: true, catch: sweepFailed(plane.logger) }, pass);
+  let stopping = false;
   const stop = async (signal: string) => {
-    plane.logger.info({ signal }, 'stopping the sweep daemon after the pass in flight');
+    if (stopping) {
+      plane.logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    stopping = true;
+    plane.logger.info({ signal, graceMs: config.shutdownGraceMs }, 'stopping the sweep daemon: the pass in flight ends its money step');
+    setTimeout(() => {
+      plane.logger.error({ graceMs: config.shutdownGraceMs }, 'the pass in flight did not end within SHUTDOWN_GRACE_MS; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs).unref();
     job.stop();
     metricsServer?.close();
-    while (job.isBusy()) await new Promise((resolve) => setTimeout(resolve, 100));
+    // plane.close() waits for the pass in flight, which stops before its next money step
     await plane.close();
     process.exit(0);
   };
