@@ -107,7 +107,8 @@ describe('stopping the server process', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(1);
     const exitMs = performance.now() - second;
-    expect(exitMs).toBeLessThan(1_000);
+    // at once: the grace (30 s) is not waited for; the bound leaves room for a loaded machine
+    expect(exitMs).toBeLessThan(3_000);
     expect(server.output()).toMatch(/"msg":"second signal: exiting at once"/);
 
     const again = await startServer();
