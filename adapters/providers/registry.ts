@@ -3,13 +3,14 @@ import type { ProviderModule } from './provider-module.ts';
 import { runpodModule } from './runpod/index.ts';
 import { sandboxModule } from './sandbox/index.ts';
 import { vastModule } from './vast/index.ts';
+import { verdaModule } from './verda/index.ts';
 
 /**
  * Every provider adapter this build knows, one line each: adding a provider is its folder plus its line here
  * (docs/adding-a-provider.md). Everything else (configuration, docs, help texts, the SSH user of an instance)
  * reads the list.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [sandboxModule, vastModule, runpodModule, lambdaModule];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [sandboxModule, vastModule, runpodModule, lambdaModule, verdaModule];
 
 export const providerModule = (name: string): ProviderModule | undefined => PROVIDER_MODULES.find((module) => module.name === name);
 

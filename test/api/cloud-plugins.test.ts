@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandboxProvider } from '../../adapters/providers/sandbox/index.ts';
+import { createVerdaProvider } from '../../adapters/providers/verda/index.ts';
+import { rateCentsPerHour } from '../../core/market/pricing.ts';
+import type { Provider } from '../../core/ports/providers.ts';
+import { fastVerdaConfig } from '../fakes/verda/adapter-config.ts';
+import { startFakeVerda } from '../fakes/verda/server.ts';
+import { startApi, type TestApi } from '../support/api.ts';
+import { DescriptionChecker, loadProviderDescription, type RecordedExchange } from '../support/provider-description.ts';
+import { OPERATOR } from '../support/rentals.ts';
+import { sshKeygen } from '../support/ssh-keys.ts';
+
+/**
+ * The clouds added as plugins, each behind its fake, through the whole API: a search lists its offers at its own
+ * prices plus the markup; a rental makes exactly one machine there, with a request the cloud's own description
+ * accepts; the instance states its SSH host, port and user; terminate removes the machine; a volume is made and
+ * deleted there; and with the cloud unreachable, search answers from the others.
+ */
+interface Cloud {
+  name: string;
+  sshUser: string;
+  /** The fake and the adapter over it. */
+  start(): Promise<{ provider: Provider; close(): Promise<void>; machines(): number; volumes(): number; exchanges(): RecordedExchange[]; upstreamPrice(offerId: string): string }>;
+  /** Its description file and how to read it. */
+  description: { file: string; options: ConstructorParameters<typeof DescriptionChecker>[1] };
+  /** The create request among the exchanges. */
+  isCreate(exchange: RecordedExchange): boolean;
+  volumeRegion: string;
+}
+
+const CLOUDS: Cloud[] = [
+  {
+    name: 'verda',
+    sshUser: 'root',
+    start: async () => {
+      const fake = await startFakeVerda();
+      fake.state.bootMs = 0;
+      return {
+        provider: createVerdaProvider(fastVerdaConfig(fake, { retries: 0 })),
+        close: fake.close,
+        machines: () => fake.state.instances.size,
+        volumes: () => fake.state.volumes.size,
+        exchanges: () => fake.state.exchanges,
+        upstreamPrice: (offerId) => fake.state.types.get(offerId.split('@')[0]!)!.price_per_hour,
+      };
+    },
+    description: { file: 'verda-openapi.json', options: { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' } },
+    isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances',
+    volumeRegion: 'FIN-01',
+  },
+];
+
+const MARKUP_BPS = 1_000;
+
+let api: TestApi;
+let token: string;
+const running = new Map<string, Awaited<ReturnType<Cloud['start']>>>();
+
+beforeAll(async () => {
+  for (const cloud of CLOUDS) running.set(cloud.name, await cloud.start());
+  const providers = [createSandboxProvider({ provisioningMs: 0 }), ...CLOUDS.map((cloud) => running.get(cloud.name)!.provider)];
+  api = await startApi({ payments: { kind: 'manual' }, market: { rentalsOpen: true, markupBps: MARKUP_BPS } }, { providers });
+  const root = await api.newTenant();
+  token = root.token;
+  const credit = await api.call('POST', `/v1/operator/tenants/${root.tenantId}/credit`, { headers: OPERATOR, body: { amount_usd: '5000.00', reason: 'test funds' } });
+  expect(credit.status).toBe(201);
+});
+afterAll(async () => {
+  await api?.close();
+  for (const fake of running.values()) await fake.close();
+});
+
+describe.each(CLOUDS)('$name through the API', (cloud) => {
+  const fake = () => running.get(cloud.name)!;
+
+  it('is listed by GET /v1/providers with its SSH user and what it supports', async () => {
+    const answer = await api.call('GET', '/v1/providers', { token });
+    const listed = answer.body.providers.find((p: { name: string }) => p.name === cloud.name);
+    expect(listed).toMatchObject({ name: cloud.name, ssh_user: cloud.sshUser, supported_operations: expect.arrayContaining(['terminate', ...fake().provider.machineOptions]) });
+  });
+
+  it('lists its offers in a search at its own price plus the markup, rents one machine there with a request its description accepts, shows SSH host, port and user, and terminates it', async () => {
+    const search = await api.call('GET', `/v1/gpus?provider=${cloud.name}&limit=1000`, { token });
+    expect(search.status).toBe(200);
+    const nodes = search.body.nodes as { id: string; provider: string; price_per_hour_cents: number }[];
+    expect(nodes.length).toBeGreaterThan(0);
+    for (const node of nodes) {
+      expect(node.provider).toBe(cloud.name);
+      expect(node.price_per_hour_cents).toBe(rateCentsPerHour(fake().upstreamPrice(node.id.slice(cloud.name.length + 1)), MARKUP_BPS));
+    }
+
+    const before = fake().machines();
+    const rented = await api.call('POST', '/v1/instances', { token, body: { node_id: nodes[0]!.id, ssh_public_key: sshKeygen('ed25519').publicLine, termination_hours: 1 } });
+    expect(rented.status, JSON.stringify(rented.body)).toBe(201);
+    expect(fake().machines()).toBe(before + 1);
+    const creates = fake().exchanges().filter(cloud.isCreate);
+    expect(creates).toHaveLength(1);
+    const description = loadProviderDescription(cloud.description.file);
+    if (description.doc) expect(new DescriptionChecker(description.doc, cloud.description.options).check(creates)).toEqual([]);
+
+    const instance = (await api.call('GET', `/v1/instances/${rented.body.id}`, { token })).body;
+    expect(instance).toMatchObject({ provider: cloud.name, status: 'running', ssh_host: expect.any(String), ssh_port: expect.any(Number), ssh_user: cloud.sshUser });
+
+    const done = await api.call('POST', `/v1/instances/${rented.body.id}/terminate`, { token });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(fake().machines()).toBe(before);
+  });
+
+  it('makes a volume there and deletes it', async () => {
+    const made = await api.call('POST', '/v1/volumes', { token, body: { name: 'data', size_gb: 10, provider: cloud.name, region: cloud.volumeRegion } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(fake().volumes()).toBe(1);
+    expect((await api.call('DELETE', `/v1/volumes/${made.body.id}`, { token })).status).toBe(204);
+    expect(fake().volumes()).toBe(0);
+  });
+});
+
+describe('with every added cloud unreachable', () => {
+  it('search answers from the others, naming each unreachable cloud as an error', async () => {
+    const down: Provider[] = [];
+    for (const cloud of CLOUDS) {
+      const fake = await cloud.start();
+      await fake.close();
+      down.push(fake.provider);
+    }
+    const alone = await startApi({ payments: { kind: 'manual' }, market: { rentalsOpen: true } }, { providers: [createSandboxProvider({ provisioningMs: 0 }), ...down] });
+    try {
+      const { token: other } = await alone.newTenant();
+      const search = await alone.call('GET', '/v1/gpus?limit=1000', { token: other });
+      expect(search.status).toBe(200);
+      expect(search.body.total).toBeGreaterThan(0);
+      expect(new Set(search.body.nodes.map((n: { provider: string }) => n.provider))).toEqual(new Set(['sandbox']));
+      for (const cloud of CLOUDS) expect(search.body.providers.find((p: { provider: string }) => p.provider === cloud.name)).toMatchObject({ status: 'error', count: 0 });
+    } finally {
+      await alone.close();
+    }
+  });
+});
