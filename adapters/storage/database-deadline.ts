@@ -12,7 +12,12 @@ const NO_ANSWER = 'the database did not answer within';
  * `query_timeout` fails the statement but keeps the connection, whose next statement (the ROLLBACK) then waits as
  * long again on a server that does not answer (docs/decisions.md, "Database outages answer 503").
  */
-export function deadlineClient(timeoutMs: number): typeof pg.Client {
+/** The statement deadline, read at each statement: 0 (none) while migrations run, DATABASE_TIMEOUT_MS after. */
+export interface StatementDeadline {
+  ms: number;
+}
+
+export function deadlineClient(deadline: StatementDeadline): typeof pg.Client {
   return class DeadlineClient extends pg.Client {
     #release: ((error?: Error) => void) | null = null;
 
@@ -43,7 +48,8 @@ export function deadlineClient(timeoutMs: number): typeof pg.Client {
     override query(...args: unknown[]): never {
       const result = (super.query as (...all: unknown[]) => unknown)(...args);
       // a cursor or a callback query: the pool's and the connection's deadlines still hold
-      if (!(result instanceof Promise)) return result as never;
+      const timeoutMs = deadline.ms;
+      if (!(result instanceof Promise) || timeoutMs <= 0) return result as never;
       const timer = setTimeout(() => {
         const stream = (this as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream;
         stream.destroy(new Error(`${NO_ANSWER} ${timeoutMs} ms`));
@@ -55,11 +61,11 @@ export function deadlineClient(timeoutMs: number): typeof pg.Client {
 }
 
 /** Pool settings every pool and lone client on PostgreSQL gets, besides its size. */
-export const deadlineOptions = (timeoutMs: number) => ({
+export const deadlineOptions = (timeoutMs: number, statements: StatementDeadline) => ({
   // connecting (a frozen server accepts TCP and never answers the startup) and waiting for a free pooled connection
   connectionTimeoutMillis: timeoutMs,
   keepAlive: true,
-  Client: deadlineClient(timeoutMs),
+  Client: deadlineClient(statements),
 });
 
 /** Node's codes for a connection refused, reset or unreachable. */

@@ -4,7 +4,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/sql';
 import type { ChargeWatcher, Lease, Storage, UnitOfWork } from '../../core/ports/storage.ts';
 import { NO_METRICS, type Metrics } from '../../core/ports/metrics.ts';
-import { DEFAULT_DATABASE_TIMEOUT_MS, deadlineClient, deadlineOptions, mapOutage } from './database-deadline.ts';
+import { DEFAULT_DATABASE_TIMEOUT_MS, deadlineClient, deadlineOptions, mapOutage, type StatementDeadline } from './database-deadline.ts';
 import { immediateTally, PendingLedgerTally, type LedgerTally } from './ledger-tally.ts';
 import { TenantEntity } from './entities/tenant.entity.ts';
 import { TokenEntity } from './entities/token.entity.ts';
@@ -59,14 +59,14 @@ const baseOptions = (): Partial<Options> => ({
 });
 
 // each driver is loaded only when used: a PostgreSQL server never loads PGlite, and the other way round
-async function openOrm(target: StorageTarget): Promise<MikroORM> {
+async function openOrm(target: StorageTarget, statements: StatementDeadline): Promise<MikroORM> {
   if (target.kind === 'postgres') {
     const { MikroORM: PostgresMikroORM } = await import('@mikro-orm/postgresql');
     return (await PostgresMikroORM.init({
       ...baseOptions(),
       clientUrl: target.url,
       pool: { min: 0, max: target.poolSize ?? 10 },
-      driverOptions: deadlineOptions(target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS),
+      driverOptions: deadlineOptions(target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS, statements),
     } as Options)) as unknown as MikroORM;
   }
   const { MikroORM: PgliteMikroORM } = await import('@mikro-orm/pglite');
@@ -132,7 +132,9 @@ export class MikroStorage implements Storage {
 
   /** Opens the database and brings its schema up to the latest migration. */
   static async open(target: StorageTarget): Promise<MikroStorage> {
-    const orm = await openOrm(target);
+    // no statement deadline while migrating: a migration may rightly take minutes (an index on a large table)
+    const statements: StatementDeadline = { ms: 0 };
+    const orm = await openOrm(target, statements);
     const migrate = async () => {
       await refuseNewerSchema(orm);
       await orm.migrator.up();
@@ -144,6 +146,7 @@ export class MikroStorage implements Storage {
       await orm.close(true);
       throw error;
     }
+    statements.ms = target.kind === 'postgres' ? (target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS) : 0;
     return new MikroStorage(orm, target);
   }
 
@@ -164,7 +167,7 @@ export class MikroStorage implements Storage {
     }
     // a session-level advisory lock needs one connection held for the whole run, outside the pool
     const timeoutMs = this.target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-    const Client = deadlineClient(timeoutMs);
+    const Client = deadlineClient({ ms: timeoutMs });
     const client = new Client({ connectionString: this.target.url, keepAlive: true, connectionTimeoutMillis: timeoutMs, application_name: `gpu-control-plane ${name}` });
     let lost: unknown = null;
     // without a listener a dropped connection would crash the process; with it, the run learns it lost the lock

@@ -28,7 +28,7 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
   {
     names: ["DATABASE_TIMEOUT_MS"],
     default: "`5000`",
-    meaning: "with `DATABASE_URL`: longest a connection, a free pooled connection or one statement is waited for (100 to 600000). Past it the request answers 503 with `Retry-After: 5` (`the database is unavailable`), a sweep pass is skipped, and the connection is closed; raise it if one statement of yours legitimately runs longer (a sweep over very many machines)",
+    meaning: "with `DATABASE_URL`: longest a connection, a free pooled connection or one statement is waited for (100 to 600000). Past it the request answers 503 with `Retry-After: 5` (`the database is unavailable`), a sweep pass is skipped, and the connection is closed; raise it if one statement of yours legitimately runs longer (a sweep over very many machines). Migrations at start are not cut",
   },
   {
     names: ["DATA_DIR"],

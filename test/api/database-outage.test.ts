@@ -118,6 +118,16 @@ describe.runIf(canRunPrivatePostgres())('a PostgreSQL that does not answer', () 
     await pool.release();
   });
 
+  it('a statement past DATABASE_TIMEOUT_MS on a live database is cut (its connection closed, nothing waits on it); the next one runs', async () => {
+    const started = performance.now();
+    await expect(api.plane.storage.execute('select pg_sleep(30)')).rejects.toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    expect((await api.call('GET', '/v1/billing/account', { token })).status).toBe(200);
+    const pool = holdEveryConnection();
+    await pool.entered;
+    await pool.release();
+  });
+
   it('every pooled connection busy: 503 once none is free within DATABASE_TIMEOUT_MS; free again, 200', async () => {
     const pool = holdEveryConnection();
     try {
