@@ -1,3 +1,4 @@
+import { hyperstackModule } from './hyperstack/index.ts';
 import { lambdaModule } from './lambda/index.ts';
 import type { ProviderModule } from './provider-module.ts';
 import { runpodModule } from './runpod/index.ts';
@@ -10,7 +11,7 @@ import { verdaModule } from './verda/index.ts';
  * (docs/adding-a-provider.md). Everything else (configuration, docs, help texts, the SSH user of an instance)
  * reads the list.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [sandboxModule, vastModule, runpodModule, lambdaModule, verdaModule];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [sandboxModule, vastModule, runpodModule, lambdaModule, verdaModule, hyperstackModule];
 
 export const providerModule = (name: string): ProviderModule | undefined => PROVIDER_MODULES.find((module) => module.name === name);
 

@@ -1979,7 +1979,7 @@ export interface components {
              */
             virtualized?: boolean;
             /**
-             * @description Only this provider: one of sandbox, vast, runpod, lambda, verda that this server enables (GET /v1/providers lists them).
+             * @description Only this provider: one of sandbox, vast, runpod, lambda, verda, hyperstack that this server enables (GET /v1/providers lists them).
              * @example sandbox
              */
             provider?: string;

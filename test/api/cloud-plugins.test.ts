@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHyperstackProvider } from '../../adapters/providers/hyperstack/index.ts';
 import { createSandboxProvider } from '../../adapters/providers/sandbox/index.ts';
 import { createVerdaProvider } from '../../adapters/providers/verda/index.ts';
 import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import type { Provider } from '../../core/ports/providers.ts';
+import { fastHyperstackConfig } from '../fakes/hyperstack/adapter-config.ts';
+import { startFakeHyperstack } from '../fakes/hyperstack/server.ts';
 import { fastVerdaConfig } from '../fakes/verda/adapter-config.ts';
 import { startFakeVerda } from '../fakes/verda/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
@@ -47,6 +50,30 @@ const CLOUDS: Cloud[] = [
     description: { file: 'verda-openapi.json', options: { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' } },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances',
     volumeRegion: 'FIN-01',
+  },
+  {
+    name: 'hyperstack',
+    sshUser: 'ubuntu',
+    start: async () => {
+      const fake = await startFakeHyperstack();
+      fake.state.bootMs = 0;
+      return {
+        provider: createHyperstackProvider(fastHyperstackConfig(fake, { retries: 0 })),
+        close: fake.close,
+        machines: () => fake.state.vms.size,
+        volumes: () => fake.state.volumes.size,
+        exchanges: () => fake.state.exchanges,
+        // the pricebook is per GPU
+        upstreamPrice: (offerId) => {
+          const [flavor, region] = offerId.split('@');
+          const entry = fake.state.flavors.find((f) => f.name === flavor && f.region_name === region)!;
+          return String(Number((fake.state.pricebook.get(entry.gpu)! * entry.gpu_count).toFixed(6)));
+        },
+      };
+    },
+    description: { file: 'hyperstack-openapi.json', options: {} },
+    isCreate: (e) => e.method === 'POST' && e.path === '/v1/core/virtual-machines',
+    volumeRegion: 'CANADA-1',
   },
 ];
 
