@@ -33,6 +33,7 @@ import { MikroWebhookStore } from './stores/webhook-store.ts';
 import { MikroSpotClaimStore } from './stores/spot-claim-store.ts';
 import { MikroBudgetStore } from './stores/budget-store.ts';
 import { MikroRecoveryStore } from './stores/recovery-store.ts';
+import { MikroInvitationStore } from './stores/invitation-store.ts';
 import { MikroQuoteStore } from './stores/quote-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
@@ -108,6 +109,7 @@ const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   budgets: new MikroBudgetStore(em),
   recoveries: new MikroRecoveryStore(em),
   quotes: new MikroQuoteStore(em),
+  invitations: new MikroInvitationStore(em),
 });
 
 /** A stable 63-bit advisory lock key for a name (FNV-1a), as PostgreSQL's bigint. */

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.ts';
+import { invalidInput, notFound } from '../errors.ts';
 import { identityLinkedEvent } from '../events/identity-events.ts';
 import type { IdentityRef } from '../ports/identity.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
@@ -24,14 +24,14 @@ export class LinkedMeanwhile extends Error {}
 
 /**
  * Every successful sign-in, code exchange or device flow ends here, in a transaction of its own: without a bearer, a
- * known identity signs in to its tenant and an unknown one provisions a fresh tenant; with a bearer, the identity is
- * linked to the caller's tenant (an identity linked to another tenant: 409). A race with another first sign-in is
- * re-read once.
+ * known identity signs in to `tenantId` when it is a person there (404 otherwise) or else to the tenant it joined
+ * first, and an unknown one provisions a fresh tenant; with a bearer, the identity is linked to the caller's tenant
+ * (a person may belong to several). A race with another first sign-in is re-read once.
  */
-export async function linkOrProvision(ctx: SignInContext, caller: Token | null, identity: IdentityRef): Promise<Session> {
+export async function linkOrProvision(ctx: SignInContext, caller: Token | null, identity: IdentityRef, tenantId?: string): Promise<Session> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const { session, newLink } = await ctx.storage.transaction((uow) => linkIn(ctx, uow, caller, identity));
+      const { session, newLink } = await ctx.storage.transaction((uow) => linkIn(ctx, uow, caller, identity, tenantId));
       if (newLink) await ctx.people.announceLinked(newLink);
       return session;
     } catch (error) {
@@ -47,16 +47,23 @@ export async function linkOrProvision(ctx: SignInContext, caller: Token | null, 
  * a session's role under that session's person, as an admin under a root token; the tenant's first person is its owner,
  * and owners hang from the tenant itself.
  */
-export async function linkIn(ctx: SignInContext, uow: UnitOfWork, caller: Token | null, identity: IdentityRef): Promise<{ session: Session; newLink: IdentityLink | null }> {
+export async function linkIn(
+  ctx: SignInContext,
+  uow: UnitOfWork,
+  caller: Token | null,
+  identity: IdentityRef,
+  tenantId?: string,
+): Promise<{ session: Session; newLink: IdentityLink | null }> {
   const now = ctx.clock.now();
-  const existing = await uow.identities.find(identity.provider, identity.subject);
+  await uow.identities.lockIdentity(identity.provider, identity.subject);
   let link: IdentityLink;
   let linked = false;
   let newLink: IdentityLink | null = null;
   if (caller) {
-    if (existing && existing.tenantId !== caller.tenantId) {
-      throw new DomainError('CONFLICT', `this ${identity.provider} identity is linked to another tenant; sign in without a bearer to use that tenant`);
+    if (tenantId !== undefined && tenantId !== caller.tenantId) {
+      throw invalidInput(['body', 'tenant_id'], "differs from the bearer's tenant: with a bearer, the person is linked into the bearer's tenant");
     }
+    const existing = await uow.identities.find(identity.provider, identity.subject, caller.tenantId);
     if (existing) link = existing;
     else {
       const parent = await linkParent(uow, caller);
@@ -68,11 +75,14 @@ export async function linkIn(ctx: SignInContext, uow: UnitOfWork, caller: Token 
       link = newLink;
     }
     linked = true;
-  } else if (existing) {
-    link = existing;
   } else {
-    const tenant = await ctx.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
-    link = await addLink(ctx, uow, identity, tenant.id, null, [], 'owner', now);
+    const existing = await uow.identities.find(identity.provider, identity.subject, tenantId);
+    if (existing) link = existing;
+    else if (tenantId !== undefined) throw notFound(`a person of tenant ${tenantId} with this identity`);
+    else {
+      const tenant = await ctx.tenancy.provisionTenant(uow, tenantNameFor(identity), now);
+      link = await addLink(ctx, uow, identity, tenant.id, null, [], 'owner', now);
+    }
   }
   const issued = await ctx.tenancy.issueSession(uow, link, identity, now);
   return { session: { secret: issued.secret, token: issued.token, tenantId: link.tenantId, expiresAt: issued.token.expiresAt!, linked }, newLink };
@@ -83,7 +93,7 @@ export async function linkIn(ctx: SignInContext, uow: UnitOfWork, caller: Token 
  * link row. Another transaction linking the same identity first is LinkedMeanwhile (re-read by the caller).
  */
 export async function addLink(
-  ctx: SignInContext,
+  ctx: Pick<SignInContext, 'ids'>,
   uow: UnitOfWork,
   identity: IdentityRef,
   tenantId: string,

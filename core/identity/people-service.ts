@@ -7,7 +7,7 @@ import type { Storage } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
 import { endSubtree } from '../bookings/end-subtree.ts';
 import type { Cents } from '../money.ts';
-import { requireRoot } from '../tenancy/authority.ts';
+import { requireOwner, requireRoot } from '../tenancy/authority.ts';
 import { narrowSubtree } from '../tenancy/narrow-subtree.ts';
 import { roleTakesLimits, type Role } from '../tenancy/roles.ts';
 import type { Token } from '../tenancy/token.ts';
@@ -135,13 +135,6 @@ export interface PersonChange {
   role?: Role;
   spendLimitCents?: Cents | null;
   maxRentalHours?: number | null;
-}
-
-/** Only an owner makes, changes or removes owners: an admin's session and a root token stand below them. */
-function requireOwner(caller: Token, what: string): void {
-  if (caller.kind !== 'session' || caller.role !== 'owner') {
-    throw new DomainError('ROOT_REQUIRED', `${what} needs an owner's console session; admins and root tokens act on everyone but owners`);
-  }
 }
 
 const lastOwner = (target: IdentityLink, how: string): DomainError =>

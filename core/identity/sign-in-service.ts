@@ -9,6 +9,7 @@ import { invite, type Invited } from './invite.ts';
 import type { Session } from './link-or-provision.ts';
 import { checkPassword, completeNewPassword, exchangeCode, setNewPassword, signIn, type SignInResult } from './sign-in.ts';
 import type { SignInContext } from './sign-in-context.ts';
+import { switchTenant, tenantsOf, type PersonTenant } from './switch-tenant.ts';
 
 export interface SignInSettings {
   /** Failed sign-ins and wrong codes allowed before 429 (docs/decisions.md, "Sign-in throttles"). */
@@ -59,8 +60,16 @@ export class SignInService {
     return resetPassword(this.context, email, code, newPassword);
   }
 
-  signIn(caller: Token | null, email: string, password: string, client: string): Promise<SignInResult> {
-    return signIn(this.context, caller, email, password, client);
+  signIn(caller: Token | null, email: string, password: string, client: string, tenantId?: string): Promise<SignInResult> {
+    return signIn(this.context, caller, email, password, client, tenantId);
+  }
+
+  tenantsOf(session: Token): Promise<PersonTenant[]> {
+    return tenantsOf(this.context, session);
+  }
+
+  switchTenant(session: Token, tenantId: string): Promise<Session> {
+    return switchTenant(this.context, session, tenantId);
   }
 
   checkPassword(email: string, password: string, client: string): Promise<SignInOutcome> {

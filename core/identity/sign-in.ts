@@ -6,12 +6,12 @@ import { askIdentity, type SignInContext } from './sign-in-context.ts';
 
 export type SignInResult = { status: 'signed_in'; session: Session } | { status: 'new_password_required'; session: string };
 
-/** Email and password: a session, or the new-password step of an invited user. `client`: the caller's address. */
-export async function signIn(ctx: SignInContext, caller: Token | null, email: string, password: string, client: string): Promise<SignInResult> {
+/** Email and password: a session (in `tenantId` for a person of several), or the new-password step of an invited user. `client`: the caller's address. */
+export async function signIn(ctx: SignInContext, caller: Token | null, email: string, password: string, client: string, tenantId?: string): Promise<SignInResult> {
   await mayLink(ctx, caller);
   const outcome = await checkPassword(ctx, email, password, client);
   if (outcome.kind === 'new_password_required') return { status: 'new_password_required', session: outcome.session };
-  return { status: 'signed_in', session: await linkOrProvision(ctx, caller, outcome.identity) };
+  return { status: 'signed_in', session: await linkOrProvision(ctx, caller, outcome.identity, tenantId) };
 }
 
 /**

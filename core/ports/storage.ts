@@ -18,6 +18,7 @@ import type { SpotClaimStore } from './spot-claim-storage.ts';
 import type { BudgetStore } from './budget-storage.ts';
 import type { RecoveryStore } from './recovery-storage.ts';
 import type { QuoteStore } from './quote-storage.ts';
+import type { InvitationStore } from './invitation-storage.ts';
 
 /**
  * Persistence, shaped around the use cases. A unit of work is one database transaction:
@@ -74,6 +75,7 @@ export interface UnitOfWork {
   budgets: BudgetStore;
   recoveries: RecoveryStore;
   quotes: QuoteStore;
+  invitations: InvitationStore;
 }
 
 /**
@@ -278,9 +280,16 @@ export interface MarketSummaryStore {
   refreshRunning(now: Date): Promise<boolean>;
 }
 
-/** Which tenant each identity (provider, subject) belongs to. */
+/** Which tenants each identity (provider, subject) belongs to: one link per tenant. */
 export interface IdentityLinkStore {
-  find(provider: string, subject: string): Promise<IdentityLink | null>;
+  /** The identity's live link into `tenantId`, or without it the tenant it joined first (null: a stranger there). */
+  find(provider: string, subject: string, tenantId?: string): Promise<IdentityLink | null>;
+  /** Holds the identity until the transaction ends: two first sign-ins at once make one tenant, not two. */
+  lockIdentity(provider: string, subject: string): Promise<void>;
+  /** The identity's live links, the tenant it joined first first, with each tenant's name. */
+  tenantsOf(provider: string, subject: string): Promise<(IdentityLink & { tenantName: string })[]>;
+  /** Who the console session `tokenId` was issued to (recordSession), if anyone. */
+  holderOf(tokenId: string): Promise<{ provider: string; subject: string } | null>;
   /** Adds the link unless the identity is linked already (then false, and nothing changes). */
   add(link: IdentityLink): Promise<boolean>;
   /** The provider's identity last seen with this address (any capitals), if one is linked. */

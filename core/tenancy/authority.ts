@@ -27,6 +27,13 @@ export function requireRoot(caller: Token, what: string): void {
   if (!isRoot(caller)) throw rootRequired(what);
 }
 
+/** Only an owner makes, changes or removes owners: an admin's session and a root token stand below them. */
+export function requireOwner(caller: Token, what: string): void {
+  if (caller.kind !== 'session' || caller.role !== 'owner') {
+    throw new DomainError('ROOT_REQUIRED', `${what} needs an owner's console session; admins and root tokens act on everyone but owners`);
+  }
+}
+
 /** What a person's link asks for: a role, and a member's limits. */
 export interface LinkTerms {
   role: Role;

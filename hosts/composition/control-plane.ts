@@ -19,6 +19,7 @@ import { BillingService } from '../../core/billing/billing-service.ts';
 import { PaymentsService } from '../../core/billing/payments/payments-service.ts';
 import { CatalogService } from '../../core/catalog/catalog-service.ts';
 import { PeopleService } from '../../core/identity/people-service.ts';
+import { InvitationService } from '../../core/invitations/invitation-service.ts';
 import { SignInService } from '../../core/identity/sign-in-service.ts';
 import { MarketService } from '../../core/market/market-service.ts';
 import { PriceHistory } from '../../core/market/price-history.ts';
@@ -64,6 +65,7 @@ export interface ControlPlaneServices {
   payments: PaymentsService;
   signIn: SignInService;
   people: PeopleService;
+  invitations: InvitationService;
   catalog: CatalogService;
   volumes: VolumeService;
   metering: MeteringService;
@@ -183,6 +185,7 @@ export async function createControlPlane(config: ControlPlaneConfig, overrides: 
     payments: container.resolve(PaymentsService),
     signIn: container.resolve(SignInService),
     people: container.resolve(PeopleService),
+    invitations: container.resolve(InvitationService),
     catalog: container.resolve(CatalogService),
     volumes: container.resolve(VolumeService),
     metering: container.resolve(MeteringService),

@@ -32,9 +32,30 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
     this.em = em;
   }
 
-  async find(provider: string, subject: string): Promise<IdentityLink | null> {
-    const [row] = await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ?`, [provider, subject]);
+  async find(provider: string, subject: string, tenantId?: string): Promise<IdentityLink | null> {
+    const [row] =
+      tenantId === undefined
+        ? await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ? order by l.created_at, l.id limit 1`, [provider, subject])
+        : await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ? and l.tenant_id = ?`, [provider, subject, tenantId]);
     return row ? toLink(row) : null;
+  }
+
+  async lockIdentity(provider: string, subject: string): Promise<void> {
+    // a transaction-scoped advisory lock: nothing to clean up, released at commit or rollback
+    await this.em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`identity:${provider}:${subject}`]);
+  }
+
+  async tenantsOf(provider: string, subject: string): Promise<(IdentityLink & { tenantName: string })[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select x.*, t.name as tenant_name from (${LINK_SELECT} where l.provider = ? and l.subject = ?) x join tenants t on t.id = x.tenant_id order by x.created_at, x.id`,
+      [provider, subject],
+    );
+    return rows.map((row) => ({ ...toLink(row), tenantName: String(row.tenant_name) }));
+  }
+
+  async holderOf(tokenId: string): Promise<{ provider: string; subject: string } | null> {
+    const [row] = await this.em.execute<Row[]>(`select provider, subject from session_identities where token_id = ?`, [tokenId]);
+    return row ? { provider: String(row.provider), subject: String(row.subject) } : null;
   }
 
   async findByEmail(provider: string, email: string): Promise<IdentityLink | null> {
@@ -49,8 +70,8 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
     // a link whose node ended is gone: its row makes way; a concurrent insert of the same identity waits for the
     // other transaction, then adds nothing
     await this.em.execute(
-      `delete from identity_links l using tokens n where n.id = l.node_id and n.revoked_at is not null and l.provider = ? and l.subject = ?`,
-      [link.provider, link.subject],
+      `delete from identity_links l using tokens n where n.id = l.node_id and n.revoked_at is not null and l.provider = ? and l.subject = ? and l.tenant_id = ?`,
+      [link.provider, link.subject, link.tenantId],
     );
     const rows = await this.em.execute<Row[]>(
       `insert into identity_links (${LINK_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning provider`,

@@ -17,6 +17,7 @@ import { billingRoutes } from '../../http/routes/billing-routes.ts';
 import { budgetRoutes } from '../../http/routes/budget-routes.ts';
 import { catalogRoutes } from '../../http/routes/catalog-routes.ts';
 import { identityRoutes } from '../../http/routes/identity-routes.ts';
+import { invitationRoutes } from '../../http/routes/invitation-routes.ts';
 import { instanceRoutes } from '../../http/routes/instance-routes.ts';
 import { marketHistoryRoutes } from '../../http/routes/market-history-routes.ts';
 import { marketRoutes } from '../../http/routes/market-routes.ts';
@@ -92,6 +93,7 @@ export function buildHttp(
     ...meteringRoutes(services.metering),
     ...authRoutes(services.signIn),
     ...identityRoutes(services.people),
+    ...invitationRoutes(services.invitations),
     ...(signIn.builtin
       ? authorizeRoutes({
           identity: signIn.builtin,

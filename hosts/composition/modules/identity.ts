@@ -3,6 +3,7 @@ import { instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import type { MikroStorage } from '../../../adapters/storage/mikro-storage.ts';
 import { DatabaseMailAllowance } from '../../../core/identity/mail-allowance.ts';
 import { PeopleService } from '../../../core/identity/people-service.ts';
+import { InvitationService } from '../../../core/invitations/invitation-service.ts';
 import { SignInService } from '../../../core/identity/sign-in-service.ts';
 import type { RevocationFeed } from '../../../core/ports/revocations.ts';
 import { TenancyService } from '../../../core/tenancy/tenancy-service.ts';
@@ -53,6 +54,19 @@ export async function registerIdentity(
           tenancy: c.resolve(TenancyService),
           mailer: adapters.mailer,
           allowance,
+          onMailError: (error, mail) => logger.error({ err: error, to: mail.to, subject: mail.subject }, 'mail could not be sent'),
+        }),
+    ),
+  });
+  container.register(InvitationService, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new InvitationService({
+          ...basics(c),
+          secrets: get(c, SECRETS),
+          allowance,
+          mailer: adapters.mailer,
+          people: c.resolve(PeopleService),
           onMailError: (error, mail) => logger.error({ err: error, to: mail.to, subject: mail.subject }, 'mail could not be sent'),
         }),
     ),

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { SignInService } from '../../../core/identity/sign-in-service.ts';
 import { clientKeyOf } from '../client-address.ts';
 import { defineRoute, type RouteDef, type RouteResponse } from '../route.ts';
@@ -12,6 +13,9 @@ import {
   EmailIn,
   EmailPasswordIn,
   IdpExchangeIn,
+  PersonTenantOut,
+  SignInIn,
+  TenantSwitchIn,
   IdpExchangeOut,
   InviteIn,
   InvitedOut,
@@ -21,18 +25,18 @@ import {
 } from '../schemas/auth.ts';
 
 const publicRoute = { kind: 'public' } as const;
-/** A person signs in with what the body carries; a bearer, when sent, links the identity into its tenant: it must be a console session or a root token (manage, no cap, no max_rental_hours, no expiry), else 403. */
+/** A person signs in with what the body carries; a bearer, when sent, links the identity into its tenant: it must be root (an owner's or admin's session, or a token with every scope and no limit), else 403. */
 const optionalBearer = { kind: 'bearer-or-body', scope: 'manage' } as const;
 const tags = ['sign-in'];
 
 const CONFLICT_UNCONFIRMED: RouteResponse = {
   status: 409,
-  description: 'The email is not confirmed yet (the detail says how), an invitation\'s temporary password expired (ask the operator for a new invitation), or the identity is linked to another tenant',
+  description: "The email is not confirmed yet (the detail says how), or an invitation's temporary password expired (ask the operator for a new invitation)",
 };
 const WRONG_CREDENTIALS: RouteResponse = { status: 401, description: 'Wrong email or password (one answer, whatever was wrong), or an invalid bearer' };
 const LINK_REFUSED: RouteResponse = {
   status: 403,
-  description: 'A bearer was sent that may not link people: only a console session or a root token (manage, and no cap, no max_rental_hours, no expiry on it or its issuers) may; nothing was linked or spent',
+  description: "A bearer was sent that may not link people (ROOT_REQUIRED): only a root credential may, an owner's or admin's console session or a token with every scope and no limit; nothing was linked or spent",
 };
 const THROTTLED: RouteResponse = {
   status: 429,
@@ -133,10 +137,18 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       summary: 'Sign in with email and password: a console session (30 days), or the new-password step',
       tags,
       access: optionalBearer,
-      body: EmailPasswordIn,
-      responses: [{ status: 200, description: 'Signed in, or a new password is required', schema: IdpExchangeOut }, WRONG_CREDENTIALS, LINK_REFUSED, CONFLICT_UNCONFIRMED, THROTTLED, UPSTREAM],
+      body: SignInIn,
+      responses: [
+        { status: 200, description: 'Signed in, or a new password is required', schema: IdpExchangeOut },
+        WRONG_CREDENTIALS,
+        LINK_REFUSED,
+        { status: 404, description: 'tenant_id names a tenant of which the person is not a person' },
+        CONFLICT_UNCONFIRMED,
+        THROTTLED,
+        UPSTREAM,
+      ],
       async handle({ body, caller, req }) {
-        const result = await signIn.signIn(caller, body.email, body.password, clientKeyOf(req));
+        const result = await signIn.signIn(caller, body.email, body.password, clientKeyOf(req), body.tenant_id);
         return {
           status: 200,
           body: result.status === 'signed_in' ? { status: 'signed_in', ...sessionOut(result.session) } : { status: 'new_password_required', session: result.session },
@@ -230,6 +242,38 @@ export function authRoutes(signIn: SignInService): RouteDef[] {
       async handle({ body }) {
         const invited = await signIn.invite(body.email, body.tenant_id ?? null);
         return { status: 201, body: { email: invited.email, tenant_id: invited.tenantId, status: invited.status } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/auth/tenants',
+      operationId: 'listMyTenants',
+      summary: "The tenants the session's person belongs to, with their role in each",
+      tags,
+      access: { kind: 'bearer', scope: null },
+      responses: [
+        { status: 200, description: 'The first joined first', schema: z.array(PersonTenantOut) },
+        { status: 403, description: 'Not a console session: an API token has no person behind it' },
+      ],
+      async handle({ caller }) {
+        return { status: 200, body: (await signIn.tenantsOf(caller!)).map((t) => ({ tenant_id: t.tenantId, name: t.name, role: t.role, current: t.current })) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/auth/switch',
+      operationId: 'switchTenant',
+      summary: "A session of the same person in another of their tenants (the console's switch); the asking session stays",
+      tags,
+      access: { kind: 'bearer', scope: null },
+      body: TenantSwitchIn,
+      responses: [
+        { status: 200, description: 'Signed in to that tenant', schema: IdpExchangeOut },
+        { status: 403, description: 'Not a console session: an API token has no person behind it' },
+        { status: 404, description: 'The person is not a person of that tenant' },
+      ],
+      async handle({ caller, body }) {
+        return { status: 200, body: { status: 'signed_in', ...sessionOut(await signIn.switchTenant(caller!, body.tenant_id)) } };
       },
     }),
   ];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Session } from '../../../core/identity/link-or-provision.ts';
+import { ROLES } from '../../../core/tenancy/roles.ts';
 import { dateTimeOut, exampleId, resourceId } from './common.ts';
 
 const email = z
@@ -12,6 +13,24 @@ const password = z.string().min(1, 'must not be empty').max(256).meta({ descript
 const code = z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code from the email').meta({ description: 'The 6-digit code from the email.', examples: ['123456'] });
 
 export const EmailPasswordIn = z.strictObject({ email, password }).meta({ id: 'EmailPasswordIn', examples: [{ email: 'me@example.com', password: 'a long passphrase' }] });
+export const SignInIn = z
+  .strictObject({
+    email,
+    password,
+    tenant_id: resourceId('ten')
+      .optional()
+      .meta({ description: 'A person of several tenants signs in to this one (404 when they are not a person there); without it, the tenant they joined first.' }),
+  })
+  .meta({ id: 'SignInIn', examples: [{ email: 'me@example.com', password: 'a long passphrase' }, { email: 'me@example.com', password: 'a long passphrase', tenant_id: exampleId('ten') }] });
+export const TenantSwitchIn = z.strictObject({ tenant_id: resourceId('ten') }).meta({ id: 'TenantSwitchIn', examples: [{ tenant_id: exampleId('ten') }] });
+export const PersonTenantOut = z
+  .object({
+    tenant_id: z.string(),
+    name: z.string(),
+    role: z.enum(ROLES),
+    current: z.boolean().meta({ description: "Whether the session asking is this tenant's." }),
+  })
+  .meta({ id: 'PersonTenantOut' });
 export const EmailIn = z.strictObject({ email }).meta({ id: 'EmailIn', examples: [{ email: 'me@example.com' }] });
 export const EmailCodeIn = z.strictObject({ email, code }).meta({ id: 'EmailCodeIn', examples: [{ email: 'me@example.com', code: '123456' }] });
 export const PasswordResetIn = z
