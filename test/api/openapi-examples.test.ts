@@ -74,6 +74,7 @@ beforeAll(async () => {
   ok(await api.call('POST', '/v1/auth/confirm-email', { body: { email: member, code: codeOf(await mailTo(member, /confirmation/)) } }));
   ok(await api.call('POST', '/v1/auth/sign-in', { ...as, body: { email: member, password: 'a long passphrase' } }));
   const [person] = ok(await api.call('GET', '/v1/identities', as));
+  const invitation = ok(await api.call('POST', '/v1/invitations', { ...as, body: { email: 'invitee@example.com', role: 'viewer' } }));
   const authorize = await fetch(`${api.baseUrl}/auth/authorize`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -95,6 +96,7 @@ beforeAll(async () => {
     spc: claim.id,
     whe: endpoint.id,
     idn: person.id,
+    inv: invitation.id,
     session_id: checkout.session_id,
     node_id: node.id,
   });
