@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
  * received and each answer it gave, as the fake recorded them, is checked against the operation the description
  * has for its method and path (path templating), its required parameters, its security, its request body schema
  * and the schema of the answer's status. The descriptions are not part of this repository: they are read from
- * PROVIDER_DESCRIPTIONS_DIR, else from ../shared/providers beside the repository; absent, the tests that need one
+ * PROVIDER_DESCRIPTIONS_DIR, else from the `providers` folder of the `shared` directory beside the repository; absent, the tests that need one
  * say so and do not run, unless REQUIRE_PROVIDER_DESCRIPTIONS=1 (CI) makes their absence a failure.
  */
 

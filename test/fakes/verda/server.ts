@@ -5,7 +5,7 @@ import type { RecordedExchange } from '../../support/provider-description.ts';
 
 /**
  * A local stand-in for Verda's public API v1 (formerly DataCrunch), written from its OpenAPI 3.1 description
- * ("Verda Cloud Public API", the extract in ../shared/providers/verda-openapi.json; test/contract/providers/
+ * ("Verda Cloud Public API", the extract verda-openapi.json among the provider descriptions (test/support/provider-description.ts); test/contract/providers/
  * verda-description.test.ts holds every exchange to it):
  * - OAuth2 client credentials at POST /v1/oauth2/token, answering `expires_in`; a bearer past its life gets 401
  *   `unauthorized_request`, as does a refresh token used twice.
