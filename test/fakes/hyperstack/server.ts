@@ -4,7 +4,7 @@ import type { RecordedExchange } from '../../support/provider-description.ts';
 
 /**
  * A local stand-in for Hyperstack's Infrahub API v1 (NexGen Cloud), written from its OpenAPI description
- * (`api/openapi.yaml` of NexGenCloud/hyperstack-sdk-go; as JSON in ../shared/providers/hyperstack-openapi.json, and
+ * (`api/openapi.yaml` of NexGenCloud/hyperstack-sdk-go; as JSON, hyperstack-openapi.json among the provider descriptions (test/support/provider-description.ts), and
  * test/contract/providers/hyperstack-description.test.ts holds every exchange to it):
  * - the `api_key` header; answers `{status: true, message, ...}`, errors `{status: false, message, error_reason}`;
  * - flavors grouped by GPU and region with `stock_available`; the pricebook priced per GPU and hour;
