@@ -61,6 +61,8 @@ const RATE_LIMIT_HEADERS = {
     .meta({ description: 'The limit that applies to this caller: `30;w=60` is 30 requests a 60-second window.', header: { id: 'RateLimit-Policy' } }),
 };
 const RETRY_AFTER = z.int().min(1).meta({ description: 'Seconds to wait before sending again.', header: { id: 'Retry-After' } });
+/** On a 503, only when the database is the cause (a cloud's or the market's 503 has none). */
+const RETRY_AFTER_DATABASE = z.int().min(1).optional().meta({ description: 'With `the database is unavailable`: seconds to wait before trying again (5).' });
 
 const error = (description: string) => ({ description, schema: ErrorOut });
 
@@ -99,6 +101,8 @@ function derivedResponses(route: RouteDef): Map<number, { description: string; s
     derived.set(422, { description: 'Invalid input: `errors` names each field to fix', schema: ValidationErrorOut });
   }
   if (!route.unlimited) derived.set(429, error('Too many requests; wait Retry-After seconds'));
+  // every route that reads the database (liveness and readiness aside, which are unlimited and answer without it)
+  if (!route.unlimited && route.database !== false) derived.set(503, error('The database is unavailable; try again after Retry-After seconds'));
   derived.set(431, error(`The URL and headers are over ${MAX_HEAD_BYTES / 1024} kB together`));
   return derived;
 }
@@ -128,7 +132,7 @@ function operation(route: RouteDef) {
     const common = derived.get(status);
     const description = [common?.description, mine?.description].filter(Boolean).join('; or: ');
     const schema = mine?.schema ?? common?.schema ?? (status >= 400 ? ErrorOut : undefined);
-    const headers = status === 431 ? {} : { ...limits, ...(status === 429 && { 'Retry-After': RETRY_AFTER }), ...mine?.headers };
+    const headers = status === 431 ? {} : { ...limits, ...(status === 429 && { 'Retry-After': RETRY_AFTER }), ...(status === 503 && derived.has(503) && { 'Retry-After': RETRY_AFTER_DATABASE }), ...mine?.headers };
     responses[String(status)] = {
       description,
       ...(schema && { content: { [mine?.contentType ?? 'application/json']: { schema } } }),

@@ -82,6 +82,8 @@ export interface RouteDef {
   bodyOptional?: boolean;
   /** Never rate limited (liveness probes). */
   unlimited?: boolean;
+  /** false: the route never reads the database, so it never answers 503 for it (the OpenAPI document, metrics). */
+  database?: false;
   /**
    * The route can commit money (a machine, a booking, storage): its use case passes the one spend gate
    * (docs/decisions.md, "One spend gate"), and test/api/spend-gate.model.test.ts drives every route marked so.

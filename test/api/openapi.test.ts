@@ -230,18 +230,24 @@ describe('/openapi.json', () => {
   it('declares the statuses each operation can answer, from its access, inputs and domain outcomes', async () => {
     const { paths } = (await api.call('GET', '/openapi.json')).body;
     const statuses = (path: string, method: string) => Object.keys(paths[path][method].responses).sort();
-    expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'post')).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422', '429', '431', 'default']);
-    expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'delete')).toEqual(['200', '400', '401', '403', '404', '409', '422', '429', '431', 'default']);
-    expect(statuses('/v1/billing/charges', 'post')).toEqual(['201', '400', '401', '404', '413', '415', '422', '429', '431', 'default']);
+    expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'post')).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422', '429', '431', '503', 'default']);
+    expect(statuses('/v1/instances/{instance_id}/schedule-removal', 'delete')).toEqual(['200', '400', '401', '403', '404', '409', '422', '429', '431', '503', 'default']);
+    expect(statuses('/v1/billing/charges', 'post')).toEqual(['201', '400', '401', '404', '413', '415', '422', '429', '431', '503', 'default']);
     expect(statuses('/v1/instances', 'post')).toEqual(['200', '201', '400', '401', '402', '403', '404', '409', '413', '415', '422', '429', '431', '503', 'default']);
     // terminating twice answers the instance again: no 409
-    expect(statuses('/v1/instances/{instance_id}/terminate', 'post')).toEqual(['200', '400', '401', '403', '404', '422', '429', '431', 'default']);
+    expect(statuses('/v1/instances/{instance_id}/terminate', 'post')).toEqual(['200', '400', '401', '403', '404', '422', '429', '431', '503', 'default']);
     // a scope-less bearer route cannot answer 403 unless its own outcome says so
-    expect(statuses('/v1/tokens/self', 'get')).toEqual(['200', '401', '429', '431', 'default']);
-    expect(statuses('/v1/tokens/{token_id}', 'delete')).toEqual(['204', '400', '401', '403', '404', '422', '429', '431', 'default']);
+    expect(statuses('/v1/tokens/self', 'get')).toEqual(['200', '401', '429', '431', '503', 'default']);
+    expect(statuses('/v1/tokens/{token_id}', 'delete')).toEqual(['204', '400', '401', '403', '404', '422', '429', '431', '503', 'default']);
     expect(statuses('/healthz', 'get')).toEqual(['200', '431', 'default']);
     expect(statuses('/v1/billing/card', 'delete')).toEqual(['200', '401', '403', '429', '431', '503', 'default']);
     expect(statuses('/v1/billing/checkout/{session_id}/sync', 'post')).toContain('503');
+    // every route that reads the database may answer 503 for it, with Retry-After; those that never read it do not
+    const retryAfter = paths['/v1/tokens/self'].get.responses['503'].headers['Retry-After'];
+    expect(retryAfter.schema).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(retryAfter.required).not.toBe(true); // a cloud's 503 has none
+    expect(statuses('/openapi.json', 'get')).not.toContain('503');
+    expect(statuses('/readyz', 'get')).toContain('503');
   });
 
   it('gives every operation a success status', async () => {

@@ -26,6 +26,7 @@ export function metaRoutes(version: string, openApi: () => object): RouteDef[] {
       summary: 'This API, described in OpenAPI 3.1',
       tags: ['meta'],
       access: { kind: 'public' },
+      database: false,
       responses: [{ status: 200, description: 'The OpenAPI document', schema: z.object({}).passthrough().meta({ id: 'OpenApiDocument' }) }],
       async handle() {
         return { status: 200, body: openApi() };

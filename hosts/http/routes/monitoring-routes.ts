@@ -50,6 +50,7 @@ export function monitoringRoutes(ready: () => Promise<ReadinessReport>, metrics:
       summary: 'Metrics in the Prometheus text format',
       tags: ['meta'],
       access: { kind: 'monitoring', metricsToken },
+      database: false,
       responses: [{ status: 200, description: 'Every metric of this process (docs/operations.md lists them)', schema: z.string(), contentType: PROMETHEUS_TEXT }],
       async handle() {
         return { status: 200, raw: { contentType: PROMETHEUS_TEXT, text: await metrics.render() } };
