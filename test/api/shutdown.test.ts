@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +13,20 @@ afterAll(async () => {
 });
 
 const startServer = async (): Promise<{ server: Spawned; base: string }> => {
-  const server = spawnEntry(SERVER_MAIN, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'info', SWEEP: 'off', SHUTDOWN_GRACE_MS: '30000' });
+  const server = spawnEntry(SERVER_MAIN, {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    LOG_LEVEL: 'info',
+    SWEEP: 'off',
+    SHUTDOWN_GRACE_MS: '30000',
+    WEBHOOKS_ALLOW_HTTP: 'true',
+    WEBHOOK_TIMEOUT_MS: '1000',
+  });
   running.push(server);
-  return { server, base: await listening(server) };
+  // a loaded machine (shared by several test runs) can take most of a minute to open the embedded database
+  return { server, base: await listening(server, 90_000) };
 };
 
 const json = async (base: string, method: string, path: string, body?: unknown, token?: string) => {
@@ -67,7 +78,8 @@ const refused = (base: string): Promise<boolean> =>
     () => true,
   );
 
-describe('stopping the server process', () => {
+// each test starts the server twice (a restart shows what was kept)
+describe('stopping the server process', { timeout: 240_000 }, () => {
   it('SIGTERM: no new connection is taken, the request in flight is answered, and the process exits 0', async () => {
     const { server, base } = await startServer();
     const token = await newTenant(base);
@@ -117,5 +129,40 @@ describe('stopping the server process', () => {
     expect(JSON.stringify(tokens.body)).not.toContain('never sent');
     again.server.child.kill('SIGTERM');
     expect(await again.server.exited).toBe(0);
+  });
+
+  it('leaves webhook deliveries in the outbox: the POST in flight ends at its timeout, none is left sending, and the next process has them all', async () => {
+    // a receiver that never answers: the delivery in flight can only end at WEBHOOK_TIMEOUT_MS
+    const received: IncomingMessage[] = [];
+    let arrived!: () => void;
+    const first = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = createServer((req) => (received.push(req), arrived()));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { server, base } = await startServer();
+      const token = await newTenant(base);
+      const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+      const endpoint = (await json(base, 'POST', '/v1/webhook-endpoints', { url }, token)).body;
+      expect((await json(base, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`, {}, token)).status).toBe(202);
+      await first;
+      // another one due, sent or not by the time the process stops
+      expect((await json(base, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`, {}, token)).status).toBe(202);
+
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+
+      const again = await startServer();
+      const attempts = (await json(again.base, 'GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries`, undefined, token)).body;
+      expect(new Set(attempts.map((a: { event_id: string }) => a.event_id)).size).toBe(2);
+      for (const attempt of attempts) {
+        expect(['pending', 'failed']).toContain(attempt.status);
+        expect(attempt.next_attempt_at).not.toBeNull();
+      }
+      again.server.child.kill('SIGTERM');
+      expect(await again.server.exited).toBe(0);
+    } finally {
+      for (const req of received) req.socket.destroy();
+      receiver.close();
+    }
   });
 });

@@ -58,8 +58,8 @@ export function spawnEntry(main: string, env: Record<string, string>, args: stri
 }
 
 /** A server process's base URL, once it logged the port it listens on. */
-export async function listening(server: Spawned): Promise<string> {
-  const entry = await server.line((e) => typeof e.port === 'number' && String(e.msg).includes('listening'));
+export async function listening(server: Spawned, ms = 30_000): Promise<string> {
+  const entry = await server.line((e) => typeof e.port === 'number' && String(e.msg).includes('listening'), ms);
   return `http://127.0.0.1:${entry.port as number}`;
 }
 
