@@ -31,8 +31,6 @@ import { SpotClaimService } from '../../core/spot/spot-claim-service.ts';
 import { SweepService } from '../../core/sweep/sweep-service.ts';
 import { TenancyService } from '../../core/tenancy/tenancy-service.ts';
 import { VolumeService } from '../../core/volumes/volume-service.ts';
-import type { DeliveryWorker } from '../../core/webhooks/delivery-worker.ts';
-import type { WebhookService } from '../../core/webhooks/webhook-service.ts';
 import type { RouteDef } from '../http/route.ts';
 import { loggableError } from '../http/error-log.ts';
 import { ConfigError, type ControlPlaneConfig } from './config.ts';
@@ -53,32 +51,9 @@ import { registerPayments } from './modules/payments.ts';
 import { basics, get, PROVIDERS } from './modules/ports.ts';
 import { registerProviders } from './modules/providers.ts';
 import { registerRentals } from './modules/rentals.ts';
+import type { ControlPlaneServices } from './services.ts';
 
-export interface ControlPlaneServices {
-  tenancy: TenancyService;
-  market: MarketService;
-  marketSummary: MarketSummaryService;
-  billing: BillingService;
-  rentals: RentalService;
-  accountControl: AccountControl;
-  sweep: SweepService;
-  payments: PaymentsService;
-  signIn: SignInService;
-  people: PeopleService;
-  invitations: InvitationService;
-  catalog: CatalogService;
-  volumes: VolumeService;
-  metering: MeteringService;
-  reservations: ReservationService;
-  webhooks: WebhookService;
-  /** The outbox's delivery worker: `addObserver` watches its attempts (metrics). */
-  webhookDeliveries: DeliveryWorker;
-  spotClaims: SpotClaimService;
-  priceHistory: PriceHistory;
-  budgets: BudgetService;
-  /** Stops and mails what budgets decide after the commits that charged; `idle()` waits for it (tests). */
-  budgetWatch: BudgetWatch;
-}
+export type { ControlPlaneServices } from './services.ts';
 
 export interface ControlPlane {
   services: ControlPlaneServices;

@@ -1,6 +1,6 @@
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CORE, ROOT, coreSources, relativeImports } from './core-files.ts';
+import { CORE, ROOT, coreSources, relativeImports, treeSources } from './core-files.ts';
 
 /**
  * The import cycles among `files`, each as the files around it (`a -> b -> a`): a depth-first walk over the
@@ -39,10 +39,16 @@ export const importsOfTheSweep = (files: { path: string; source: string }[]): st
         .map((target) => `${relative(ROOT, path)} imports ${relative(ROOT, target)}`),
     );
 
-describe('the import graph of core', () => {
+describe('the import graph of core and of the whole tree', () => {
   it('has no cycle: every file can be read, tested and moved with only what it imports', () => {
     const files = coreSources();
     expect(files.length).toBeGreaterThan(5);
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it('has no cycle in the whole tree either (core, adapters, hosts; type-only imports included)', () => {
+    const files = treeSources();
+    for (const dir of ['adapters', 'hosts/composition', 'hosts/console']) expect(files.some(({ path }) => path.startsWith(join(ROOT, dir) + '/'))).toBe(true);
     expect(importCycles(files)).toEqual([]);
   });
 

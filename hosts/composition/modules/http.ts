@@ -36,7 +36,7 @@ import { webhookRoutes } from '../../http/routes/webhook-routes.ts';
 import { MCP_PATH, mcpEndpoint } from '../../mcp/http-endpoint.ts';
 import type { SignInAdapters } from '../auth.ts';
 import type { ControlPlaneConfig } from '../config.ts';
-import type { ControlPlaneServices } from '../control-plane.ts';
+import type { ControlPlaneServices } from '../services.ts';
 import { readinessProbe } from '../readiness.ts';
 import type { SharedState } from '../redis.ts';
 import { SandboxChaos } from '../sandbox-chaos.ts';
