@@ -6,6 +6,8 @@ export const SWEEP_MAIN = resolve(import.meta.dirname, '../../hosts/sweep/main.t
 
 export interface Spawned {
   child: ChildProcess;
+  /** Started in a process group of its own (spawnCommand's `group`). */
+  group: boolean;
   /** Every line it wrote to stdout and stderr so far. */
   output(): string;
   /** Resolves with the exit code (null after a signal). */
@@ -16,7 +18,15 @@ export interface Spawned {
 
 /** One of our entry points as its own process (what `npm start` or `npm run sweep` runs). */
 export function spawnEntry(main: string, env: Record<string, string>, args: string[] = []): Spawned {
-  const child = spawn(process.execPath, [main, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnCommand(process.execPath, [main, ...args], env);
+}
+
+/**
+ * Any command as its own process; with `group`, in a process group of its own that `stop` ends whole (`npm start`
+ * runs the server as a grandchild).
+ */
+export function spawnCommand(command: string, args: string[], env: Record<string, string>, options: { cwd?: string; group?: boolean } = {}): Spawned {
+  const child = spawn(command, args, { cwd: options.cwd, detached: options.group ?? false, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const waiters: { match: (entry: Record<string, unknown>) => boolean; resolve: (entry: Record<string, unknown>) => void }[] = [];
   const seen: Record<string, unknown>[] = [];
@@ -43,6 +53,7 @@ export function spawnEntry(main: string, env: Record<string, string>, args: stri
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   return {
     child,
+    group: options.group ?? false,
     output: () => text,
     exited,
     line(match, ms = 30_000) {
@@ -64,6 +75,9 @@ export async function listening(server: Spawned, ms = 30_000): Promise<string> {
 }
 
 export async function stop(process: Spawned, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill(signal);
+  if (process.child.exitCode === null && process.child.signalCode === null) {
+    if (process.group) globalThis.process.kill(-process.child.pid!, signal);
+    else process.child.kill(signal);
+  }
   return process.exited;
 }
