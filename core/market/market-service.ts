@@ -1,9 +1,11 @@
 import { invalidInput } from '../errors.ts';
-import type { Cents } from '../money.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { MarketSnapshotStore } from '../ports/market-snapshots.ts';
 import { supportedOperations, type Provider } from '../ports/providers.ts';
-import { cheapestFirst, priceNode, type MarketNode } from './node.ts';
+import { priceNode, type MarketNode } from './node.ts';
+import { addToGroup, byGroupKey } from './market-groups.ts';
+import { mergeCheapest } from './merge-cheapest.ts';
+import type { MarketGroup, MarketplaceResult, ProviderReport, SearchResult } from './search-result.ts';
 import { SecondAsking } from './admission.ts';
 import { ProviderFeed, type FeedTiming, type FeedView, type FetchObserver } from './provider-feed.ts';
 import type { Found, Scope } from './node-index.ts';
@@ -21,53 +23,7 @@ export interface SnapshotRecorder {
   record(provider: string, nodes: readonly MarketNode[], fetchedAt: Date): Promise<void>;
 }
 
-/** How one provider answered a search. */
-export interface ProviderReport {
-  provider: string;
-  ok: boolean;
-  error: string | null;
-  /** Whole seconds since the offers served were fetched; null when none are served. */
-  snapshotAgeSeconds: number | null;
-  fetchedAt: Date | null;
-  /** Nodes of this provider that matched the filters. */
-  count: number;
-  /** Filters not applied to this provider's offers: standard ones it cannot report, extra keys it does not know. */
-  ignoredFilters: string[];
-}
-
-export interface SearchResult {
-  nodes: MarketNode[];
-  /** Matches before the limit. */
-  total: number;
-  providers: ProviderReport[];
-  /** Filters no queried provider applied. */
-  ignoredFilters: string[];
-  /** The answer is kept for this query until a snapshot changes: what a host makes of it may be kept beside it. */
-  kept: boolean;
-}
-
-export interface MarketGroup {
-  gpuType: string;
-  provider: string;
-  region: string | null;
-  offers: number;
-  verifiedOffers: number;
-  availableMachines: number;
-  availableGpus: number;
-  /** Whole-machine price range over verified offers; null when none is verified. */
-  minPriceCents: Cents | null;
-  maxPriceCents: Cents | null;
-  minPerGpuCents: Cents | null;
-  maxPerGpuCents: Cents | null;
-}
-
-export interface MarketplaceResult {
-  groups: MarketGroup[];
-  providers: ProviderReport[];
-  ignoredFilters: string[];
-  /** As SearchResult.kept. */
-  kept: boolean;
-}
+export type { MarketGroup, MarketplaceResult, ProviderReport, SearchResult } from './search-result.ts';
 
 interface Selection {
   feed: ProviderFeed;
@@ -105,7 +61,6 @@ export class MarketService {
   private readonly filterTexts = new WeakMap<MarketFilter, string>();
   private readonly abilitiesOf = new Map<ProviderFeed, { unfilterable: ReadonlySet<string>; known: ReadonlySet<string> }>();
 
-  /** `snapshots`: shared by the replicas (one refresh per provider and interval among them all); none keeps them here alone. */
   /**
    * `snapshots`: shared by the replicas (one refresh per provider and interval among them all); none keeps them here
    * alone. `history` records each snapshot listed here (the replica that won a shared refresh records it for all).
@@ -269,63 +224,8 @@ export class MarketService {
 const matching = ({ view, ignored, extra }: Selection, filter: MarketFilter, scope: Scope, limit: number): Found =>
   view.index.select(filter, ignored, extra, scope, limit);
 
-/** The cheapest `limit` nodes of several lists that are each sorted cheapest first. */
-function mergeCheapest(lists: MarketNode[][], limit: number): MarketNode[] {
-  if (lists.length === 1) return lists[0]!.length <= limit ? lists[0]! : lists[0]!.slice(0, limit);
-  const heads = lists.map(() => 0);
-  const merged: MarketNode[] = [];
-  while (merged.length < limit) {
-    let best = -1;
-    for (let i = 0; i < lists.length; i++) {
-      const candidate = lists[i]![heads[i]!];
-      if (candidate && (best < 0 || cheapestFirst(candidate, lists[best]![heads[best]!]!) < 0)) best = i;
-    }
-    if (best < 0) break;
-    merged.push(lists[best]![heads[best]!++]!);
-  }
-  return merged;
-}
-
 function ignoredByAll(selections: Selection[]): string[] {
   if (selections.length === 0) return [];
   const [first, ...rest] = selections;
   return first!.ignoredNames.filter((name) => rest.every((selection) => selection.ignoredNames.includes(name)));
 }
-
-const minOf = (a: number | null, b: number): number => (a === null ? b : Math.min(a, b));
-const maxOf = (a: number | null, b: number): number => (a === null ? b : Math.max(a, b));
-
-function addToGroup(groups: Map<string, MarketGroup>, node: MarketNode): void {
-  const { offer } = node;
-  const key = `${offer.gpuType}\u0000${offer.provider}\u0000${offer.region ?? ''}`;
-  let group = groups.get(key);
-  if (!group) {
-    group = {
-      gpuType: offer.gpuType,
-      provider: offer.provider,
-      region: offer.region,
-      offers: 0,
-      verifiedOffers: 0,
-      availableMachines: 0,
-      availableGpus: 0,
-      minPriceCents: null,
-      maxPriceCents: null,
-      minPerGpuCents: null,
-      maxPerGpuCents: null,
-    };
-    groups.set(key, group);
-  }
-  group.offers++;
-  group.availableMachines += offer.available;
-  group.availableGpus += offer.available * offer.gpuCount;
-  if (offer.priceVerified) {
-    group.verifiedOffers++;
-    group.minPriceCents = minOf(group.minPriceCents, node.priceCents);
-    group.maxPriceCents = maxOf(group.maxPriceCents, node.priceCents);
-    group.minPerGpuCents = minOf(group.minPerGpuCents, node.perGpuCents);
-    group.maxPerGpuCents = maxOf(group.maxPerGpuCents, node.perGpuCents);
-  }
-}
-
-const byGroupKey = (a: MarketGroup, b: MarketGroup): number =>
-  a.gpuType.localeCompare(b.gpuType) || a.provider.localeCompare(b.provider) || (a.region ?? '\uffff').localeCompare(b.region ?? '\uffff');
