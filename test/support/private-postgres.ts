@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -73,6 +73,13 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
   const start = async () => void (await pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']));
   await start();
+  // a test worker that ends without its afterAll (a timeout, a crash) must not leave the cluster running
+  const [stopFile, stopArgs] = asOwner('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+  const onExit = () => {
+    spawnSync(stopFile, stopArgs, { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   const postmaster = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   let frozen: number[] = [];
   const thaw = () => {
@@ -97,6 +104,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     },
     thaw,
     async destroy() {
+      process.removeListener('exit', onExit);
       thaw();
       await pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });

@@ -47,6 +47,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     }
   };
   await start();
+  // a test worker that ends without its afterAll must not leave the server running
+  process.once('exit', () => child?.kill('SIGKILL'));
   return {
     url: `redis://127.0.0.1:${port}`,
     async kill() {
