@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshPostgres, postgresReachable, type TestDatabase } from '../support/database.ts';
-import { PG_BIN } from '../support/private-postgres.ts';
+import { canRunPrivatePostgres, PG_BIN } from '../support/private-postgres.ts';
 import { rentalWorld, type RentalWorld } from '../support/rentals.ts';
 
 const run = promisify(execFile);
@@ -34,7 +34,7 @@ async function someHistory(world: RentalWorld): Promise<string> {
 
 const sandbox = { providers: [{ name: 'sandbox', config: {} }] };
 
-describe.runIf((await postgresReachable()) && existsSync(join(PG_BIN, 'pg_dump')))('a PostgreSQL backup (docs/operations.md, Backups)', () => {
+describe.runIf((await postgresReachable()) && canRunPrivatePostgres())('a PostgreSQL backup (docs/operations.md, Backups)', () => {
   it('pg_dump, then pg_restore into a fresh database: a server on it serves the same accounts, ledger and instances', async () => {
     const source = await freshPostgres();
     cleanup.push(() => source.drop());

@@ -10,8 +10,12 @@ const run = promisify(execFile);
 /** Debian's PostgreSQL 15 binaries (PG_BIN to point elsewhere). */
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
-/** Whether this machine can start a PostgreSQL cluster of a test's own. */
-export const canRunPrivatePostgres = (): boolean => existsSync(join(PG_BIN, 'initdb')) && existsSync(join(PG_BIN, 'pg_ctl'));
+/** Whether this machine can start a PostgreSQL cluster of a test's own; REQUIRE_POSTGRES=1 (CI) makes "cannot" a failure. */
+export function canRunPrivatePostgres(): boolean {
+  const can = existsSync(join(PG_BIN, 'initdb')) && existsSync(join(PG_BIN, 'pg_ctl'));
+  if (!can && process.env.REQUIRE_POSTGRES === '1') throw new Error(`REQUIRE_POSTGRES=1 but ${PG_BIN} has no initdb and pg_ctl (set PG_BIN)`);
+  return can;
+}
 
 async function freePort(): Promise<number> {
   const server = createServer();

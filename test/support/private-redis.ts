@@ -1,8 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
 
-/** Whether this machine can start a redis-server of a test's own. */
-export const canRunPrivateRedis = (): boolean => spawnSync('redis-server', ['--version']).status === 0;
+/** Whether this machine can start a redis-server of a test's own; REQUIRE_REDIS=1 (CI) makes "cannot" a failure. */
+export function canRunPrivateRedis(): boolean {
+  const can = spawnSync('redis-server', ['--version']).status === 0;
+  if (!can && process.env.REQUIRE_REDIS === '1') throw new Error('REQUIRE_REDIS=1 but redis-server is not on the PATH');
+  return can;
+}
 
 async function freePort(): Promise<number> {
   const server = createServer();
