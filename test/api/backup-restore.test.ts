@@ -58,7 +58,8 @@ describe.runIf((await postgresReachable()) && canRunPrivatePostgres())('a Postgr
 });
 
 describe('an embedded database backup (docs/operations.md, Backups)', () => {
-  it('its directory copied with the server stopped: a server on the copy serves the same accounts, ledger and instances', async () => {
+  // two embedded databases opened one after the other: slow on a loaded machine
+  it('its directory copied with the server stopped: a server on the copy serves the same accounts, ledger and instances', { timeout: 120_000 }, async () => {
     const original: TestDatabase = { target: { kind: 'pglite', dataDir: join(dir, 'data') }, drop: async () => undefined };
     const world = await rentalWorld({}, { database: original });
     const token = await someHistory(world);
