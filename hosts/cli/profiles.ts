@@ -47,6 +47,20 @@ export function writeConfig(path: string, config: ConfigFile): void {
   renameSync(temporary, path);
 }
 
+/** The profile a login or a tenant switch writes: --profile, GPUCTL_PROFILE, or the current one. */
+export const profileName = (options: { profile?: string | undefined }, env: NodeJS.ProcessEnv = process.env): string =>
+  options.profile ?? env.GPUCTL_PROFILE ?? readConfig(configPath(env)).current;
+
+/** Saves a sign-in as `name` and makes it the current profile; answers the file's path. */
+export function saveProfile(name: string, profile: Profile): string {
+  const path = configPath();
+  const config = readConfig(path);
+  config.profiles[name] = profile;
+  config.current = name;
+  writeConfig(path, config);
+  return path;
+}
+
 export interface Connection {
   url: string;
   token: string | null;

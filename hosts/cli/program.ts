@@ -7,6 +7,8 @@ import { registerCatalog } from './commands/catalog.ts';
 import { registerInstances } from './commands/instances.ts';
 import { registerMarket } from './commands/market.ts';
 import { registerMcp } from './commands/mcp.ts';
+import { registerPeople } from './commands/people.ts';
+import { registerTenants } from './commands/tenants.ts';
 import { registerTokens } from './commands/tokens.ts';
 
 /** The package's version, from a checkout (hosts/cli) or a build (dist/hosts/cli). */
@@ -49,6 +51,8 @@ export function buildProgram(): Command {
   registerBilling(program);
   registerBudget(program);
   registerTokens(program);
+  registerPeople(program);
+  registerTenants(program);
   registerCatalog(program);
   registerMcp(program);
   return program;

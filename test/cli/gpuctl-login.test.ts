@@ -102,6 +102,34 @@ describe('device flow', () => {
     expect(after.stderr).toContain('gpuctl login');
   });
 
+  it('--tenant: a person of several tenants lands in the one asked for (the device flow takes none: a switch, the first session revoked)', async () => {
+    const cli = gpuctl();
+    const octo = { id: 91_002, login: 'octo2', email: `octo2.${Date.now().toString(36)}@example.com`, emailVerified: true };
+    const first = await deviceLogin(cli, (code) => github.state.approve(code, octo));
+    expect(first.code, first.stderr).toBe(0);
+    const own = readProfiles(cli).profiles.default!;
+
+    // an owner of another tenant invites the GitHub person's address; their session accepts
+    const boss = await confirmedAccount();
+    const bossSession = (await api.call('POST', '/v1/auth/sign-in', { body: { email: boss, password: PASSWORD } })).body;
+    expect((await api.call('POST', '/v1/invitations', { token: bossSession.token, body: { email: octo.email, role: 'viewer' } })).status).toBe(201);
+    const mail = await inbox.next((m: ReceivedMail) => m.to.includes(octo.email) && /invited/.test(m.subject), 10_000);
+    const code = /Invitation code: (\S+)/.exec(mail.text)![1]!;
+    expect((await api.call('POST', '/v1/invitations/accept', { token: own.token, body: { code } })).status).toBe(200);
+
+    const before = (await api.call('GET', '/v1/tokens', { token: own.token })).body as { kind: string; revoked_at: string | null }[];
+    const there = await deviceLogin(cli, (code) => github.state.approve(code, octo), ['--tenant', bossSession.tenant_id]);
+    expect(there.code, there.stderr).toBe(0);
+    const saved = readProfiles(cli).profiles.default!;
+    expect(saved.tenant_id).toBe(bossSession.tenant_id);
+    expect((await self(saved.token)).body).toMatchObject({ kind: 'session', tenant_id: bossSession.tenant_id, role: 'viewer' });
+    // the session the device flow made in their own tenant on the way was revoked; the first login's stays
+    const after = (await api.call('GET', '/v1/tokens', { token: own.token })).body as { kind: string; revoked_at: string | null }[];
+    const revokedSessions = (list: typeof after) => list.filter((t) => t.kind === 'session' && t.revoked_at !== null).length;
+    expect(revokedSessions(after)).toBe(revokedSessions(before) + 1);
+    expect((await self(own.token)).status).toBe(200);
+  });
+
   it('denied at GitHub: exit 3, no profile written', async () => {
     const cli = gpuctl();
     const run = await deviceLogin(cli, (code) => github.state.deny(code));

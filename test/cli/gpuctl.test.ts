@@ -71,7 +71,7 @@ describe('usage', () => {
   it('every command has --help with an Example: line, exit 0', async () => {
     const paths = commandPaths();
     expect(paths.map((p) => p.join(' '))).toEqual(
-      expect.arrayContaining(['login', 'logout', 'whoami', 'gpus', 'market', 'rent', 'ls', 'show', 'terminate', 'reboot', 'schedule-removal', 'balance', 'ledger', 'deposit', 'checkout', 'stop', 'tokens ls', 'tokens create', 'tokens revoke', 'budget show', 'budget set', 'budget clear', 'ssh-keys ls', 'images ls', 'templates ls', 'volumes ls']),
+      expect.arrayContaining(['login', 'logout', 'whoami', 'gpus', 'market', 'rent', 'ls', 'show', 'terminate', 'reboot', 'schedule-removal', 'balance', 'ledger', 'deposit', 'checkout', 'stop', 'tokens ls', 'tokens create', 'tokens revoke', 'budget show', 'budget set', 'budget clear', 'people ls', 'people invite', 'people invitations', 'people revoke-invitation', 'people set-role', 'people rm', 'people accept', 'tenants ls', 'tenants switch', 'ssh-keys ls', 'images ls', 'templates ls', 'volumes ls']),
     );
     for (let i = 0; i < paths.length; i += 6) {
       const runs = await Promise.all(paths.slice(i, i + 6).map((path) => cli.run([...path, '--help']).then((run) => ({ path, run }))));

@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { createApiClient, type Schema } from '../../client/api-client.ts';
 import { connect, example, expectOk, note, optionsOf, print, printJson, USER_AGENT, withJson, type Session } from '../context.ts';
 import { CliError, EXIT } from '../exit-codes.ts';
 import { fields, money, relative } from '../format.ts';
-import { configPath, DEFAULT_URL, readConfig, writeConfig, type Profile } from '../profiles.ts';
+import { configPath, DEFAULT_URL, profileName, readConfig, saveProfile, writeConfig, type Profile } from '../profiles.ts';
 import { secret } from '../prompt.ts';
 import { sleep } from '../spinner.ts';
 
@@ -12,18 +12,7 @@ interface LoginOptions {
   email?: string;
   password?: string;
   token?: string;
-}
-
-/** The profile a login writes: --profile, GPUCTL_PROFILE, or the current one. */
-const profileName = (options: { profile?: string }) => options.profile ?? process.env.GPUCTL_PROFILE ?? readConfig(configPath()).current;
-
-function saveProfile(name: string, profile: Profile): string {
-  const path = configPath();
-  const config = readConfig(path);
-  config.profiles[name] = profile;
-  config.current = name;
-  writeConfig(path, config);
-  return path;
+  tenant?: string;
 }
 
 /** A client with no bearer: sign-in routes link an identity to the bearer's tenant when one is sent. */
@@ -50,13 +39,37 @@ async function deviceFlow(session: Session): Promise<Schema<'DevicePollOut'>> {
   }
 }
 
-async function passwordSignIn(session: Session, email: string, password: string | undefined): Promise<Schema<'IdpExchangeOut'>> {
-  const answer = await expectOk(session, session.client.POST('/v1/auth/sign-in', { body: { email, password: password ?? (await secret('Password: ')) } }));
+async function passwordSignIn(session: Session, email: string, password: string | undefined, tenantId: string | undefined): Promise<Schema<'IdpExchangeOut'>> {
+  const body = { email, password: password ?? (await secret('Password: ')), ...(tenantId && { tenant_id: tenantId }) };
+  const answer = await expectOk(session, session.client.POST('/v1/auth/sign-in', { body }));
   if (answer.status !== 'new_password_required') return answer;
   note('This account needs a new password (an invitation).');
   const newPassword = await secret('New password: ');
   return expectOk(session, session.client.POST('/v1/auth/new-password', { body: { email, session: answer.session ?? '', new_password: newPassword } }));
 }
+
+/**
+ * A sign-in that landed in another tenant than --tenant asked (the device flow and the new-password step take
+ * none): the same person's session there (POST /v1/auth/switch). The session it started from was made a moment
+ * ago for this and has issued nothing, so it is revoked rather than left valid for 30 days with no holder.
+ */
+type SignedIn = Schema<'IdpExchangeOut'> | Schema<'DevicePollOut'>;
+
+async function intoTenant(url: string, signedIn: SignedIn, tenantId: string | undefined): Promise<SignedIn> {
+  if (!tenantId || signedIn.tenant_id === tenantId) return signedIn;
+  const first = bearer(url, signedIn.token!);
+  try {
+    return await expectOk(first, first.client.POST('/v1/auth/switch', { body: { tenant_id: tenantId } }));
+  } finally {
+    const self = await first.client.GET('/v1/tokens/self').catch(() => null);
+    if (self?.data) await first.client.DELETE('/v1/tokens/{token_id}', { params: { path: { token_id: self.data.id } } }).catch(() => null);
+  }
+}
+
+const bearer = (url: string, token: string): Session => ({
+  connection: { url, token, source: 'login', profile: '' },
+  client: createApiClient({ baseUrl: url, token, headers: { 'user-agent': USER_AGENT } }),
+});
 
 export function registerAuth(program: Command): void {
   example(
@@ -67,10 +80,14 @@ export function registerAuth(program: Command): void {
         .option('--url <url>', `the API (default: GPUCTL_URL, the profile's, or ${DEFAULT_URL})`)
         .option('--email <address>', 'sign in with email and password (asked on the terminal, or read from stdin)')
         .option('--password <password>', 'the password, for scripts (visible in the process list: prefer stdin)')
-        .option('--token <token>', 'save an existing API token in the profile instead of signing in'),
+        .option('--token <token>', 'save an existing API token in the profile instead of signing in')
+        .addOption(
+          new Option('--tenant <tenant_id>', 'a person of several tenants signs in to this one (`gpuctl tenants ls`); default: the one joined first').conflicts('token'),
+        ),
     ),
     'gpuctl login',
     'gpuctl login --url https://gpus.example.com --email you@example.com',
+    'gpuctl login --email you@example.com --tenant ten_abc123',
     'GPUCTL_PROFILE=ci gpuctl login --token "$TOKEN"',
   ).action(async (_options: unknown, command: Command) => {
     const options = optionsOf<LoginOptions>(command);
@@ -81,12 +98,14 @@ export function registerAuth(program: Command): void {
     let profile: Profile;
     let answer: unknown;
     if (options.token) {
-      const checked = { ...session, client: createApiClient({ baseUrl: url, token: options.token, headers: { 'user-agent': USER_AGENT } }) };
+      const checked = bearer(url, options.token);
       const self = await expectOk(checked, checked.client.GET('/v1/tokens/self'));
       answer = self;
       profile = { url, token: options.token, tenant_id: self.tenant_id, expires_at: self.expires_at };
     } else {
-      const signedIn = options.email ? await passwordSignIn(session, options.email, options.password) : await deviceFlow(session);
+      const first = options.email ? await passwordSignIn(session, options.email, options.password, options.tenant) : await deviceFlow(session);
+      if (!first.token) throw new CliError('the sign-in answered no session token', EXIT.unexpected);
+      const signedIn = await intoTenant(url, first, options.tenant);
       if (!signedIn.token) throw new CliError('the sign-in answered no session token', EXIT.unexpected);
       answer = signedIn;
       profile = { url, token: signedIn.token, tenant_id: signedIn.tenant_id ?? null, expires_at: signedIn.expires_at ?? null };
@@ -111,7 +130,7 @@ export function registerAuth(program: Command): void {
       print(`No profile "${name}": nothing to do`);
       return;
     }
-    const session: Session = { connection: { url: saved.url, token: saved.token, source: `profile ${name}`, profile: name }, client: createApiClient({ baseUrl: saved.url, token: saved.token, headers: { 'user-agent': USER_AGENT } }) };
+    const session: Session = { ...bearer(saved.url, saved.token), connection: { url: saved.url, token: saved.token, source: `profile ${name}`, profile: name } };
     let revoked = false;
     try {
       const self = await expectOk(session, session.client.GET('/v1/tokens/self'));
@@ -129,7 +148,7 @@ export function registerAuth(program: Command): void {
     print(`Signed out of ${saved.url}${revoked ? ' (session revoked)' : ''}; profile "${name}" removed`);
   });
 
-  example(withJson(program.command('whoami').description('The token in use: tenant, scopes, spend cap and what remains of it')), 'gpuctl whoami').action(
+  example(withJson(program.command('whoami').description('The token in use: tenant, role, whether it is root, scopes, spend cap and what remains of it')), 'gpuctl whoami').action(
     async (_options: unknown, command: Command) => {
       const session = connect(command);
       const self = await expectOk(session, session.client.GET('/v1/tokens/self'));
@@ -140,6 +159,8 @@ export function registerAuth(program: Command): void {
           ['from', session.connection.source],
           ['tenant', self.tenant_id],
           ['token', `${self.id} (${self.kind}${self.name ? `, ${self.name}` : ''})`],
+          ['role', self.role ?? 'none (an API token)'],
+          ['root', self.root ? 'yes: may change people, invite and write the budget' : 'no'],
           ['scopes', self.scopes.join(', ')],
           ['spend cap', self.spend_limit_cents === null ? 'none' : `${money(self.spend_limit_cents)} (${money(self.committed_cents)} committed)`],
           ['remaining', self.remaining_cents === null ? 'uncapped' : money(self.remaining_cents)],
