@@ -15,6 +15,10 @@ export interface ProviderDatabase {
 export interface ProviderRuntime {
   clock: Clock;
   database: ProviderDatabase;
+  /** The names of the providers this control plane enables: a reseller leaves the clouds we reach directly out. */
+  enabledProviders: readonly string[];
+  /** Our provider name for a cloud a reseller names its own way (ProviderModule.alsoKnownAs); the name itself when we have none. */
+  providerNamed(name: string): string;
 }
 
 /**
@@ -43,6 +47,8 @@ export interface ProviderModule<C = any> {
    * machine. Instances state it (`ssh_user`), so no client keeps a table of its own.
    */
   sshUser: string;
+  /** The names other clouds that resell this one give it (the name it had before a rename, or a reseller's spelling of it), so one machine is not listed twice. */
+  alsoKnownAs?: readonly string[];
   /** Its rows of docs/configuration.md: every variable `fromEnv` reads is named there (a test holds it). */
   configuration: readonly ProviderVariable[];
   /**

@@ -115,6 +115,7 @@ export class Reconciler {
               startedAt: running ? (locked.startedAt ?? now) : locked.startedAt,
               sshHost: machine.sshHost ?? locked.sshHost,
               sshPort: machine.sshPort ?? locked.sshPort,
+              sshUser: machine.sshUser ?? locked.sshUser ?? null,
               lastSeenAt: now,
             }
           : locked,

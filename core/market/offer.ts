@@ -6,6 +6,11 @@ export interface Offer {
   /** Provider-scoped, stable across refreshes: "<provider>:<provider's own offer id>". */
   id: string;
   provider: string;
+  /**
+   * The cloud a reseller rents this machine from: our provider name where we reach that cloud directly, else the
+   * reseller's own name for it. Absent or null: the provider is the cloud itself.
+   */
+  underlyingCloud?: string | null;
   /** The GPU family, e.g. "H100", "A100", "RTX4090" (upper case, no spaces). */
   gpuType: string;
   /** The model as the provider names it, e.g. "H100 SXM5 80GB". */

@@ -17,6 +17,11 @@ export interface Machine {
   status: MachineStatus;
   sshHost: string | null;
   sshPort: number | null;
+  /**
+   * The login user where the provider states one per machine (a reseller whose machines come from many clouds);
+   * absent or null: the user its module states for all its machines.
+   */
+  sshUser?: string | null;
   /** The provider's current whole-machine price, exact decimal USD per hour, when it reports one. */
   priceUsdPerHour: string | null;
 }

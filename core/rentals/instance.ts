@@ -37,6 +37,8 @@ export interface Instance {
   machineId: string | null;
   sshHost: string | null;
   sshPort: number | null;
+  /** The login user its machine stated (Machine.sshUser); null or absent: its provider's (docs/adding-a-provider.md). */
+  sshUser?: string | null;
   idempotencyKey: string | null;
   requestDigest: string | null;
   /** Sum of this instance's ledger entries, as a positive cost. */

@@ -12,6 +12,7 @@ export function withMachine(instance: Instance, machine: Machine, now: Date): In
     startedAt: running ? (instance.startedAt ?? now) : instance.startedAt,
     sshHost: machine.sshHost ?? instance.sshHost,
     sshPort: machine.sshPort ?? instance.sshPort,
+    sshUser: machine.sshUser ?? instance.sshUser ?? null,
     lastSeenAt: now,
   };
 }

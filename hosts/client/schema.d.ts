@@ -2083,7 +2083,7 @@ export interface components {
              */
             virtualized?: boolean;
             /**
-             * @description Only this provider: one of sandbox, vast, runpod, lambda, verda, hyperstack that this server enables (GET /v1/providers lists them).
+             * @description Only this provider: one of sandbox, vast, runpod, lambda, verda, hyperstack, shadeform that this server enables (GET /v1/providers lists them).
              * @example sandbox
              */
             provider?: string;
@@ -2747,6 +2747,8 @@ export interface components {
             /** @description Provider-scoped and stable, `<provider>:<its offer id>`; pass it as node_id to rent. */
             id: string;
             provider: string;
+            /** @description Where the provider resells other clouds: the cloud the machine comes from (our provider name where this server reaches that cloud directly). null when the provider is the cloud itself. */
+            underlying_cloud: string | null;
             /** @description GPU family, e.g. H100. */
             gpu_type: string;
             gpu_model: string;
@@ -3129,7 +3131,7 @@ export interface components {
             ssh_host: string | null;
             ssh_port: number | null;
             /**
-             * @description The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds); null for a provider this server does not know.
+             * @description The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds), or by its machine where the provider states one per machine (a reseller of other clouds); null for a provider this server does not know.
              * @example root
              */
             ssh_user: string | null;

@@ -1,13 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHyperstackProvider } from '../../adapters/providers/hyperstack/index.ts';
+import { providerNamed } from '../../adapters/providers/registry.ts';
 import { createSandboxProvider } from '../../adapters/providers/sandbox/index.ts';
+import { createShadeformProvider } from '../../adapters/providers/shadeform/index.ts';
 import { createVerdaProvider } from '../../adapters/providers/verda/index.ts';
 import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { fastHyperstackConfig } from '../fakes/hyperstack/adapter-config.ts';
 import { startFakeHyperstack } from '../fakes/hyperstack/server.ts';
+import { fastShadeformConfig } from '../fakes/shadeform/adapter-config.ts';
+import { startFakeShadeform } from '../fakes/shadeform/server.ts';
 import { fastVerdaConfig } from '../fakes/verda/adapter-config.ts';
 import { startFakeVerda } from '../fakes/verda/server.ts';
+import { configFromEnv } from '../../hosts/composition/config.ts';
+import { startFakeLambda } from '../fakes/lambda/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { DescriptionChecker, loadProviderDescription, type RecordedExchange } from '../support/provider-description.ts';
 import { OPERATOR } from '../support/rentals.ts';
@@ -21,14 +27,19 @@ import { sshKeygen } from '../support/ssh-keys.ts';
  */
 interface Cloud {
   name: string;
+  /** The login its module states (GET /v1/providers). */
   sshUser: string;
+  /** The node rented (default the cheapest), and the login and port its instance then states. */
+  pick?(nodes: { id: string; underlying_cloud: string | null }[]): { id: string };
+  instanceSsh?: { user: string; port: number };
   /** The fake and the adapter over it. */
   start(): Promise<{ provider: Provider; close(): Promise<void>; machines(): number; volumes(): number; exchanges(): RecordedExchange[]; upstreamPrice(offerId: string): string }>;
   /** Its description file and how to read it. */
   description: { file: string; options: ConstructorParameters<typeof DescriptionChecker>[1] };
   /** The create request among the exchanges. */
   isCreate(exchange: RecordedExchange): boolean;
-  volumeRegion: string;
+  /** null: not a volume host. */
+  volumeRegion: string | null;
 }
 
 const CLOUDS: Cloud[] = [
@@ -75,6 +86,32 @@ const CLOUDS: Cloud[] = [
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/core/virtual-machines',
     volumeRegion: 'CANADA-1',
   },
+  {
+    name: 'shadeform',
+    sshUser: 'shadeform',
+    // a machine of a cloud whose login is not Shadeform's usual one: the instance states the machine's own
+    pick: (nodes) => nodes.find((n) => n.underlying_cloud === 'lambda')!,
+    instanceSsh: { user: 'ubuntu', port: 22 },
+    start: async () => {
+      const fake = await startFakeShadeform();
+      fake.state.bootMs = 0;
+      return {
+        // the clouds this server reaches directly are left out of Shadeform's offers
+        provider: createShadeformProvider(fastShadeformConfig(fake, { retries: 0 }), { enabledProviders: ['sandbox', 'verda', 'hyperstack', 'shadeform'], providerNamed }),
+        close: fake.close,
+        machines: () => [...fake.state.instances.values()].filter((i) => i.deletedAt === null).length,
+        volumes: () => 0,
+        exchanges: () => fake.state.exchanges,
+        upstreamPrice: (offerId) => {
+          const [, cloud, type] = /^([a-z0-9]+):(.+)@/.exec(offerId)!;
+          return (fake.state.types.find((t) => t.cloud === cloud && t.shade_instance_type === type)!.hourly_price / 100).toFixed(2);
+        },
+      };
+    },
+    description: { file: 'shadeform-openapi.json', options: {} },
+    isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances/create',
+    volumeRegion: null,
+  },
 ];
 
 const MARKUP_BPS = 1_000;
@@ -109,7 +146,7 @@ describe.each(CLOUDS)('$name through the API', (cloud) => {
   it('lists its offers in a search at its own price plus the markup, rents one machine there with a request its description accepts, shows SSH host, port and user, and terminates it', async () => {
     const search = await api.call('GET', `/v1/gpus?provider=${cloud.name}&limit=1000`, { token });
     expect(search.status).toBe(200);
-    const nodes = search.body.nodes as { id: string; provider: string; price_per_hour_cents: number }[];
+    const nodes = search.body.nodes as { id: string; provider: string; underlying_cloud: string | null; price_per_hour_cents: number }[];
     expect(nodes.length).toBeGreaterThan(0);
     for (const node of nodes) {
       expect(node.provider).toBe(cloud.name);
@@ -117,7 +154,8 @@ describe.each(CLOUDS)('$name through the API', (cloud) => {
     }
 
     const before = fake().machines();
-    const rented = await api.call('POST', '/v1/instances', { token, body: { node_id: nodes[0]!.id, ssh_public_key: sshKeygen('ed25519').publicLine, termination_hours: 1 } });
+    const node = cloud.pick?.(nodes) ?? nodes[0]!;
+    const rented = await api.call('POST', '/v1/instances', { token, body: { node_id: node.id, ssh_public_key: sshKeygen('ed25519').publicLine, termination_hours: 1 } });
     expect(rented.status, JSON.stringify(rented.body)).toBe(201);
     expect(fake().machines()).toBe(before + 1);
     const creates = fake().exchanges().filter(cloud.isCreate);
@@ -126,19 +164,75 @@ describe.each(CLOUDS)('$name through the API', (cloud) => {
     if (description.doc) expect(new DescriptionChecker(description.doc, cloud.description.options).check(creates)).toEqual([]);
 
     const instance = (await api.call('GET', `/v1/instances/${rented.body.id}`, { token })).body;
-    expect(instance).toMatchObject({ provider: cloud.name, status: 'running', ssh_host: expect.any(String), ssh_port: expect.any(Number), ssh_user: cloud.sshUser });
+    expect(instance).toMatchObject({
+      provider: cloud.name,
+      status: 'running',
+      ssh_host: expect.any(String),
+      ssh_port: cloud.instanceSsh?.port ?? expect.any(Number),
+      ssh_user: cloud.instanceSsh?.user ?? cloud.sshUser,
+    });
+    // and as the list states it, after a read back from the database
+    const listed = (await api.call('GET', '/v1/instances', { token })).body.find((i: { id: string }) => i.id === rented.body.id);
+    expect(listed.ssh_user).toBe(cloud.instanceSsh?.user ?? cloud.sshUser);
 
     const done = await api.call('POST', `/v1/instances/${rented.body.id}/terminate`, { token });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(fake().machines()).toBe(before);
   });
 
+});
+
+describe.each(CLOUDS.filter((cloud) => cloud.volumeRegion !== null))('$name volumes through the API', (cloud) => {
   it('makes a volume there and deletes it', async () => {
+    const fake = running.get(cloud.name)!;
     const made = await api.call('POST', '/v1/volumes', { token, body: { name: 'data', size_gb: 10, provider: cloud.name, region: cloud.volumeRegion } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
-    expect(fake().volumes()).toBe(1);
+    expect(fake.volumes()).toBe(1);
     expect((await api.call('DELETE', `/v1/volumes/${made.body.id}`, { token })).status).toBe(204);
-    expect(fake().volumes()).toBe(0);
+    expect(fake.volumes()).toBe(0);
+  });
+});
+
+describe('a reseller beside the clouds it resells', () => {
+  it('states the cloud behind each of its nodes, and lists none of a cloud this server reaches directly, so no machine appears twice', async () => {
+    const nodes = (await api.call('GET', '/v1/gpus?limit=1000', { token })).body.nodes as { provider: string; underlying_cloud: string | null }[];
+    const resold = nodes.filter((n) => n.provider === 'shadeform');
+    expect(resold.length).toBeGreaterThan(0);
+    expect(new Set(resold.map((n) => n.underlying_cloud))).toEqual(new Set(['lambda', 'massedcompute', 'vultr']));
+    expect(nodes.filter((n) => n.provider !== 'shadeform').every((n) => n.underlying_cloud === null)).toBe(true);
+  });
+});
+
+describe('a reseller enabled from the environment', () => {
+  it('leaves out by default the clouds the environment enables directly, and SHADEFORM_CLOUDS_EXCLUDE=none keeps them', async () => {
+    const lambda = await startFakeLambda();
+    const shadeform = await startFakeShadeform();
+    const opened: TestApi[] = [];
+    try {
+      const resold = async (extra: Record<string, string>) => {
+        const env = configFromEnv({
+          SANDBOX_ENABLED: 'false',
+          LAMBDA_API_KEY: lambda.state.apiKey,
+          LAMBDA_BASE_URL: lambda.url,
+          SHADEFORM_API_KEY: shadeform.state.apiKey,
+          SHADEFORM_BASE_URL: shadeform.url,
+          PAYMENTS: 'manual',
+          ...extra,
+        });
+        const server = await startApi({ providers: env.providers!, market: env.market!, payments: env.payments! });
+        opened.push(server);
+        const { token: own } = await server.newTenant();
+        const nodes = (await server.call('GET', '/v1/gpus?provider=shadeform&limit=1000', { token: own })).body.nodes as { underlying_cloud: string }[];
+        return new Set(nodes.map((n) => n.underlying_cloud));
+      };
+      expect(await resold({})).toEqual(new Set(['verda', 'massedcompute', 'vultr']));
+      expect(await resold({ SHADEFORM_CLOUDS_EXCLUDE: 'none' })).toEqual(new Set(['lambda', 'verda', 'massedcompute', 'vultr']));
+      expect(await resold({ SHADEFORM_CLOUDS_EXCLUDE: 'datacrunch,vultr' })).toEqual(new Set(['lambda', 'massedcompute']));
+    } finally {
+      for (const server of opened) await server.close();
+      await lambda.close();
+      await shadeform.close();
+    }
   });
 });
 

@@ -58,7 +58,7 @@ describe('ssh_user of an instance', () => {
   });
 
   it("is the registry's word for every provider it knows, and null for one it does not", async () => {
-    expect(Object.fromEntries(PROVIDER_MODULES.map((m) => [m.name, sshUserOf(m.name)]))).toEqual({ sandbox: 'root', vast: 'root', runpod: 'root', lambda: 'ubuntu', verda: 'root', hyperstack: 'ubuntu' });
+    expect(Object.fromEntries(PROVIDER_MODULES.map((m) => [m.name, sshUserOf(m.name)]))).toEqual({ sandbox: 'root', vast: 'root', runpod: 'root', lambda: 'ubuntu', verda: 'root', hyperstack: 'ubuntu', shadeform: 'shadeform' });
     const unknown = await rentOn('elsewhere');
     expect(unknown).toMatchObject({ provider: 'elsewhere', status: 'running', ssh_host: expect.any(String), ssh_user: null });
   });

@@ -23,7 +23,7 @@ const TEXT = /\.(ts|tsx|js|css|html|json|yaml)$|Dockerfile$/;
  * it is the embedded default cloud, not only a plug-in. A new provider never needs a line here.
  */
 const ALLOWED: readonly { path: string; names: readonly string[]; why: string }[] = [
-  { path: 'hosts/client/schema.d.ts', names: ['sandbox', 'vast', 'runpod', 'lambda', 'verda', 'hyperstack'], why: 'generated from the route table, whose provider filter lists the registry and whose examples use the sandbox' },
+  { path: 'hosts/client/schema.d.ts', names: ['sandbox', 'vast', 'runpod', 'lambda', 'verda', 'hyperstack', 'shadeform'], why: 'generated from the route table, whose provider filter lists the registry and whose examples use the sandbox' },
   { path: 'adapters/storage/migrations/', names: ['sandbox'], why: "the simulated cloud's tables; a migration is history, never edited" },
   { path: 'hosts/composition/modules/providers.ts', names: ['sandbox'], why: 'the default provider setting, and the simulated cloud found for the chaos routes' },
   { path: 'hosts/composition/modules/http.ts', names: ['sandbox'], why: 'the chaos routes, mounted only when the sandbox is on' },
@@ -92,6 +92,8 @@ const documented = (module: ProviderModule): string[] =>
 const runtime: ProviderRuntime = {
   clock: new SystemClock(),
   database: { execute: async () => Promise.reject(new Error('no database here')) },
+  enabledProviders: [],
+  providerNamed: (name) => name,
 };
 
 const built = (module: ProviderModule) => {

@@ -50,6 +50,8 @@ export const lambdaModule: ProviderModule<LambdaProviderConfig> = {
   real: true,
   // an instance is a virtual machine on Lambda's Ubuntu image, whose login user is ubuntu
   sshUser: 'ubuntu',
+  // as a reseller names it
+  alsoKnownAs: ['lambdalabs'],
   configuration: [
     {
       names: ['LAMBDA_API_KEY'],

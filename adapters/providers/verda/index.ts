@@ -54,6 +54,8 @@ export const verdaModule: ProviderModule<VerdaProviderConfig> = {
   real: true,
   // a virtual machine on Verda's Ubuntu images, whose login user is root
   sshUser: 'root',
+  // its name before it was renamed, as a reseller still names it
+  alsoKnownAs: ['datacrunch'],
   configuration: [
     {
       names: ['VERDA_CLIENT_ID', 'VERDA_CLIENT_SECRET'],

@@ -30,6 +30,7 @@ import { Migration0033ManagedRecovery } from './0033-managed-recovery.ts';
 import { Migration0034AuthorityTree } from './0034-authority-tree.ts';
 import { Migration0035BudgetNetOfRefunds } from './0035-budget-net-of-refunds.ts';
 import { Migration0036PeopleInManyTenants } from './0036-people-in-many-tenants.ts';
+import { Migration0037InstanceSshUser } from './0037-instance-ssh-user.ts';
 import { Migration0032Quotes } from './0032-quotes.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -67,4 +68,5 @@ export const migrations = [
   { name: '0034-authority-tree', class: Migration0034AuthorityTree },
   { name: '0035-budget-net-of-refunds', class: Migration0035BudgetNetOfRefunds },
   { name: '0036-people-in-many-tenants', class: Migration0036PeopleInManyTenants },
+  { name: '0037-instance-ssh-user', class: Migration0037InstanceSshUser },
 ];

@@ -6,7 +6,7 @@ import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } fro
 const COLUMNS = [
   'id', 'tenant_id', 'token_id', 'node_id', 'provider', 'offer_id', 'name', 'status', 'gpu_type', 'gpu_count',
   'rate_cents_per_hour', 'created_at', 'started_at', 'paid_until', 'removal_scheduled_at', 'window_ends_at', 'terminated_at',
-  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure', 'launch', 'image', 'template_id', 'ssh_key_id', 'volume_ids', 'ledger_note', 'minimum_minutes', 'preempted_at',
+  'machine_id', 'ssh_host', 'ssh_port', 'idempotency_key', 'request_digest', 'charged_cents', 'commitment_cents', 'last_seen_at', 'failure', 'launch', 'image', 'template_id', 'ssh_key_id', 'volume_ids', 'ledger_note', 'minimum_minutes', 'preempted_at', 'ssh_user',
 ] as const;
 /** With its managed recovery, when it has one: a lookup by primary key, so every read of instances answers it. */
 const RECOVERY = `(select json_build_object('max_attempts', r.max_attempts, 'attempts_left', r.attempts_left, 'failure', r.failure,
@@ -63,13 +63,14 @@ const toInstance = (row: Row): Instance => ({
   ledgerNote: textOrNull(row.ledger_note),
   minimumMinutes: num(row.minimum_minutes),
   preemptedAt: dateOrNull(row.preempted_at),
+  sshUser: textOrNull(row.ssh_user),
   recovery: recoveryOf(row.recovery),
 });
 
 const values = (i: Instance): unknown[] => [
   i.id, i.tenantId, i.tokenId, i.nodeId, i.provider, i.offerId, i.name, i.status, i.gpuType, i.gpuCount,
   i.rateCentsPerHour, i.createdAt, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt,
-  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch, i.image, i.templateId, i.sshKeyId, textArray(i.volumeIds), i.ledgerNote, i.minimumMinutes, i.preemptedAt,
+  i.machineId, i.sshHost, i.sshPort, i.idempotencyKey, i.requestDigest, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch, i.image, i.templateId, i.sshKeyId, textArray(i.volumeIds), i.ledgerNote, i.minimumMinutes, i.preemptedAt, i.sshUser ?? null,
 ];
 
 export class MikroInstanceStore implements InstanceStore {
@@ -145,9 +146,9 @@ export class MikroInstanceStore implements InstanceStore {
   async update(i: Instance): Promise<void> {
     await this.em.execute(
       `update instances set status = ?, started_at = ?, paid_until = ?, removal_scheduled_at = ?, window_ends_at = ?, terminated_at = ?,
-              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?, failure = ?, launch = ?, preempted_at = ?
+              machine_id = ?, ssh_host = ?, ssh_port = ?, charged_cents = ?, commitment_cents = ?, last_seen_at = ?, failure = ?, launch = ?, preempted_at = ?, ssh_user = ?
         where id = ?`,
-      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch, i.preemptedAt, i.id],
+      [i.status, i.startedAt, i.paidUntil, i.removalScheduledAt, i.windowEndsAt, i.terminatedAt, i.machineId, i.sshHost, i.sshPort, i.chargedCents, i.commitmentCents, i.lastSeenAt, i.failure, i.launch, i.preemptedAt, i.sshUser ?? null, i.id],
     );
   }
 }

@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { ProviderRuntime } from '../../../adapters/providers/provider-module.ts';
-import { providerModule } from '../../../adapters/providers/registry.ts';
+import { providerModule, providerNamed } from '../../../adapters/providers/registry.ts';
 import { SandboxProvider } from '../../../adapters/providers/sandbox/adapter.ts';
 import type { Metrics } from '../../../core/ports/metrics.ts';
 import type { Provider } from '../../../core/ports/providers.ts';
@@ -23,8 +23,9 @@ export interface ProviderWiring {
   concurrency: number;
 }
 
-function configuredProviders(config: ControlPlaneConfig, runtime: ProviderRuntime): { providers: Provider[]; anyReal: boolean } {
+function configuredProviders(config: ControlPlaneConfig, base: Pick<ProviderRuntime, 'clock' | 'database'>): { providers: Provider[]; anyReal: boolean } {
   const settings = config.providers ?? [{ name: 'sandbox', config: {} }];
+  const runtime: ProviderRuntime = { ...base, enabledProviders: settings.map((setting) => setting.name), providerNamed };
   let anyReal = false;
   const providers = settings.map(({ name, config: providerConfig }) => {
     const module = providerModule(name);
@@ -44,7 +45,7 @@ export function registerProviders(
   container: DependencyContainer,
   parts: {
     config: ControlPlaneConfig;
-    runtime: ProviderRuntime;
+    runtime: Pick<ProviderRuntime, 'clock' | 'database'>;
     metrics: Metrics;
     given?: Provider[];
     wrap?: (provider: Provider) => Provider;

@@ -151,7 +151,7 @@ export const InstanceOut = z
     ssh_host: z.string().nullable(),
     ssh_port: z.int().nullable(),
     ssh_user: z.string().nullable().meta({
-      description: 'The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds); null for a provider this server does not know.',
+      description: 'The user to log in as: `ssh -p <ssh_port> <ssh_user>@<ssh_host>`. Stated by its provider (root on the container clouds), or by its machine where the provider states one per machine (a reseller of other clouds); null for a provider this server does not know.',
       examples: ['root'],
     }),
     idempotency_key: z.string().nullable(),
@@ -186,7 +186,7 @@ export const instanceOut = (i: Instance, supportedOperations: string[]): z.input
   terminated_at: isoOrNull(i.terminatedAt),
   ssh_host: i.sshHost,
   ssh_port: i.sshPort,
-  ssh_user: sshUserOf(i.provider),
+  ssh_user: i.sshUser ?? sshUserOf(i.provider),
   idempotency_key: i.idempotencyKey,
   failure: i.failure,
   image: i.image,

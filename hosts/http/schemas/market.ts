@@ -124,6 +124,10 @@ export const NodeOut = z
   .object({
     id: z.string().meta({ description: 'Provider-scoped and stable, `<provider>:<its offer id>`; pass it as node_id to rent.' }),
     provider: z.string(),
+    underlying_cloud: z.string().nullable().meta({
+      description:
+        'Where the provider resells other clouds: the cloud the machine comes from (our provider name where this server reaches that cloud directly). null when the provider is the cloud itself.',
+    }),
     gpu_type: z.string().meta({ description: 'GPU family, e.g. H100.' }),
     gpu_model: z.string(),
     gpu_count: z.int(),
@@ -241,6 +245,7 @@ export const MarketSummaryOut = z
 export const nodeOut = ({ offer, priceCents, perGpuCents, spotPerGpuCents, supportedOperations }: MarketNode): z.input<typeof NodeOut> => ({
   id: offer.id,
   provider: offer.provider,
+  underlying_cloud: offer.underlyingCloud ?? null,
   gpu_type: offer.gpuType,
   gpu_model: offer.gpuModel,
   gpu_count: offer.gpuCount,
