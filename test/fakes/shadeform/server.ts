@@ -5,7 +5,7 @@ import type { RecordedExchange } from '../../support/provider-description.ts';
 
 /**
  * A local stand-in for Shadeform's API v1, an aggregator of other clouds, written from its published OpenAPI file
- * (../shared/providers/shadeform-openapi.json: instance types, create, info, list, delete; test/contract/providers/
+ * (shadeform-openapi.json among the provider descriptions, test/support/provider-description.ts: instance types, create, info, list, delete; test/contract/providers/
  * shadeform-description.test.ts holds those exchanges to it) and, for what that file lacks, from Shadeform's API
  * reference as SkyPilot's client uses it: `POST /instances/{id}/restart`, `GET /sshkeys`, `POST /sshkeys/add`.
  * - the `X-API-KEY` header; `hourly_price` in integer cents for the whole instance; availability per region;
