@@ -36,10 +36,19 @@ interface Real {
 }
 
 /** What the ledger charged in the calendar month (UTC) of `now`: what a budget counts (refunds not subtracted). */
-const chargedThisMonth = (ledger: any[], now: Date): number =>
-  ledger
-    .filter((e) => (e.kind === 'rental_hour' || e.kind === 'usage') && e.amount_cents < 0 && e.created_at.slice(0, 7) === now.toISOString().slice(0, 7))
-    .reduce((s, e) => s - e.amount_cents, 0);
+/** What the month's budget counts (docs/decisions.md, "Monthly budgets"): charges less what was refunded for the same thing that month. */
+const chargedThisMonth = (ledger: any[], now: Date): number => {
+  const month = ledger.filter((e) => e.created_at.slice(0, 7) === now.toISOString().slice(0, 7));
+  const charged = new Map<string, number>();
+  const refunded = new Map<string, number>();
+  for (const e of month) {
+    if ((e.kind === 'rental_hour' || e.kind === 'usage') && e.amount_cents < 0) charged.set(e.reference, (charged.get(e.reference) ?? 0) - e.amount_cents);
+    if (e.kind === 'refund' && e.amount_cents > 0 && e.reference) refunded.set(e.reference, (refunded.get(e.reference) ?? 0) + e.amount_cents);
+  }
+  let total = [...charged.values()].reduce((sum, cents) => sum + cents, 0);
+  for (const [reference, cents] of refunded) total -= Math.min(cents, charged.get(reference) ?? 0);
+  return Math.max(0, total);
+};
 
 async function checkBooks(model: Model, real: Real, afterSweep: boolean): Promise<void> {
   const { api } = world;
