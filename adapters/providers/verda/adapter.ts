@@ -224,6 +224,10 @@ export class VerdaProvider implements Provider, VolumeHost, SpotMarket {
       await this.client.call('PUT', '/instances', { idempotent: true, body: { action: 'delete', id: machineId, delete_permanently: true } });
     } catch (error) {
       if (isGone(error) || (error instanceof VerdaApiError && /invalid instance id|discontinued instance/i.test(error.message))) return;
+      // refused only until it is up: the caller tries again later (the instance stays terminating for the sweep)
+      if (error instanceof VerdaApiError && /provisioning/i.test(error.message)) {
+        throw new ProviderFailure(PROVIDER, 'unavailable', `delete instance: ${error.message}`, error.status);
+      }
       throw toFailure('action', 'delete instance', error);
     }
     // the startup script this adapter registered for it is of no more use

@@ -166,6 +166,18 @@ describe('verda adapter', () => {
     expect(fake.state.exchangesTo('POST', '/instances')).toHaveLength(2); // never retried
   });
 
+  it('reads a delete refused while the machine is provisioning as unavailable (try again later), not a refusal', async () => {
+    const provider = await open();
+    fake.state.bootMs = 60_000;
+    fake.state.refuseProvisioningDeletes = true;
+    const machine = await provider.createMachine(machineRequest({ offerId: '1H100.80S.30V@FIN-01', label: 'ins_early1', sshPublicKeys: [KEY] }));
+    expect(await failureOf(provider.terminateMachine(machine.machineId))).toMatchObject({ kind: 'unavailable', status: 400 });
+    expect(fake.state.instances.has(machine.machineId)).toBe(true);
+    fake.state.bootMs = 0;
+    await provider.terminateMachine(machine.machineId);
+    expect(fake.state.instances.has(machine.machineId)).toBe(false);
+  });
+
   it('reads a spot machine whose capacity Verda took back as preempted', async () => {
     const provider = await open();
     const machine = await provider.createSpotMachine({ ...machineRequest({ offerId: '1L40S.20V@FIN-02', label: 'ins_spot1', sshPublicKeys: [KEY] }), bidUsdPerHour: '0.45' });

@@ -85,6 +85,8 @@ export interface FakeVerdaState {
   volumePricePerGbMonth: number;
   exchanges: RecordedExchange[];
   bootMs: number;
+  /** Refuse a delete while the machine is still provisioning, as dstack has seen Verda do ("Can't discontinue a provisioning instance"). */
+  refuseProvisioningDeletes: boolean;
   failNext(count: number, status: number, options?: { path?: string; code?: string }): void;
   hangNext(count: number, path?: string): void;
   /** The spot price of a type, and of the spot machines of that type now. */
@@ -188,6 +190,7 @@ export async function startFakeVerda(options: { now?: () => number } = {}): Prom
     volumePricePerGbMonth: 0.2,
     exchanges: [],
     bootMs: 50,
+    refuseProvisioningDeletes: false,
     failNext(count, status, opts = {}) {
       faults.push({ remaining: count, status, path: opts.path ?? null, code: opts.code ?? null });
     },
@@ -370,6 +373,9 @@ export async function startFakeVerda(options: { now?: () => number } = {}): Prom
     const ids = typeof body.id === 'string' ? [body.id] : body.id;
     if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string' && UUID.test(id))) return invalid('id must be a uuid or a list of uuids');
     if (body.action !== 'delete') return invalid(`action ${body.action} is not supported by this fake`);
+    if (state.refuseProvisioningDeletes && ids.some((id: string) => state.instances.has(id) && statusOf(state.instances.get(id)!) === 'provisioning')) {
+      return invalid("Can't discontinue a provisioning instance");
+    }
     const results = ids.map((id: string) => {
       const found = state.instances.delete(id);
       return { instanceId: id, action: 'delete', status: found ? 'success' : 'error', ...(found ? {} : { error: 'Invalid instance id', statusCode: 404 }) };
