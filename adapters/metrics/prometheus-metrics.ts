@@ -46,7 +46,7 @@ export class PrometheusMetrics implements Metrics {
     this.rentalsCreated = new Counter({ name: 'rentals_created_total', help: 'Rentals committed (first hour charged) and asked of their provider', labelNames: ['provider'], registers });
     this.rentalsFailed = new Counter({
       name: 'rentals_failed_total',
-      help: 'Rentals failed and refunded: the provider refused the machine (refused), or it never ran (never_started)',
+      help: 'Rentals failed and refunded: the provider refused the machine (refused), or it never ran (never_started), or its create died with its process (abandoned)',
       labelNames: ['provider', 'reason'],
       registers,
     });

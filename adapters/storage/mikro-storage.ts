@@ -11,6 +11,7 @@ import { TokenEntity } from './entities/token.entity.ts';
 import { migrations } from './migrations/index.ts';
 import { initPgliteDirectory, pgliteStartParams } from './pglite.ts';
 import { refuseNewerSchema, underAdvisoryLock } from './migration-lock.ts';
+import { ProcessLife } from './process-life.ts';
 import { MikroAccountStore } from './stores/account-store.ts';
 import { MikroAutoRechargeStore } from './stores/auto-recharge-store.ts';
 import { MikroDepositStore } from './stores/deposit-store.ts';
@@ -35,6 +36,7 @@ import { MikroBudgetStore } from './stores/budget-store.ts';
 import { MikroRecoveryStore } from './stores/recovery-store.ts';
 import { MikroInvitationStore } from './stores/invitation-store.ts';
 import { MikroQuoteStore } from './stores/quote-store.ts';
+import { MikroLaunchLeaseStore } from './stores/launch-lease-store.ts';
 
 export const entities = [TenantEntity, TokenEntity];
 
@@ -109,6 +111,7 @@ const unitOfWork = (em: EntityManager, ledger: LedgerTally): UnitOfWork => ({
   budgets: new MikroBudgetStore(em),
   recoveries: new MikroRecoveryStore(em),
   quotes: new MikroQuoteStore(em),
+  launchLeases: new MikroLaunchLeaseStore(em),
   invitations: new MikroInvitationStore(em),
 });
 
@@ -126,6 +129,9 @@ export class MikroStorage implements Storage {
   private metrics: Metrics = NO_METRICS;
   private readonly immediate = immediateTally(() => this.metrics);
   private watcher: ChargeWatcher | null = null;
+  /** This opening of the database, as the holder of the leases of its process's creates. */
+  readonly holder = new RandomIds().newId('proc');
+  private life: ProcessLife | null = null;
 
   private constructor(orm: MikroORM, target: StorageTarget) {
     this.orm = orm;
@@ -149,7 +155,26 @@ export class MikroStorage implements Storage {
       throw error;
     }
     statements.ms = target.kind === 'postgres' ? (target.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS) : 0;
-    return new MikroStorage(orm, target);
+    const storage = new MikroStorage(orm, target);
+    try {
+      if (target.kind === 'postgres') storage.life = await ProcessLife.hold(target.url, lockKey(`holder:${storage.holder}`), target.timeoutMs);
+    } catch (error) {
+      await orm.close(true);
+      throw error;
+    }
+    return storage;
+  }
+
+  /**
+   * Whether the process that holds `holder` lives. A PGlite directory belongs to this one process, so any other
+   * holder is a process that was here before and is gone; on PostgreSQL, its session's lock tells (process-life.ts).
+   */
+  async holderAlive(holder: string): Promise<boolean> {
+    if (holder === this.holder) return true;
+    if (this.target.kind === 'pglite') return false;
+    const key = lockKey(`holder:${holder}`);
+    const [row] = await this.execute<{ alive: boolean }[]>('select case when pg_try_advisory_lock(?) then not pg_advisory_unlock(?) else true end as alive', [key, key]);
+    return row?.alive === true;
   }
 
   exclusive<T>(name: string, work: (lease: Lease) => Promise<T>): Promise<{ ran: true; result: T } | { ran: false }> {
@@ -245,6 +270,7 @@ export class MikroStorage implements Storage {
   }
 
   async close(): Promise<void> {
+    await this.life?.release();
     await this.orm.close(true);
   }
 }

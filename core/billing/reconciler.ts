@@ -5,6 +5,7 @@ import type { Storage } from '../ports/storage.ts';
 import { isInstanceId, type Instance } from '../rentals/instance.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import { isolated } from './isolated.ts';
+import { createHeld, holderOf } from '../rentals/launch-lease.ts';
 import type { Budget } from '../budget.ts';
 import { inParallel } from '../in-parallel.ts';
 
@@ -35,12 +36,12 @@ const isGone = (machine: Machine): boolean => machine.status === 'terminated' ||
 export class Reconciler {
   private readonly storage: Storage;
   private readonly clock: Clock;
-  private readonly rentals: Pick<RentalService, 'endBilling' | 'removeUpstream'>;
+  private readonly rentals: Pick<RentalService, 'endBilling' | 'removeUpstream' | 'launchingHere'>;
   private readonly provisioningDeadlineMs: number;
   private readonly metrics: Metrics;
   private readonly concurrency: number;
 
-  constructor(deps: { storage: Storage; clock: Clock; rentals: Pick<RentalService, 'endBilling' | 'removeUpstream'>; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
+  constructor(deps: { storage: Storage; clock: Clock; rentals: Pick<RentalService, 'endBilling' | 'removeUpstream' | 'launchingHere'>; provisioningDeadlineMs: number; metrics?: Metrics; providerConcurrency?: number }) {
     this.metrics = deps.metrics ?? NO_METRICS;
     this.concurrency = Math.max(1, deps.providerConcurrency ?? 4);
     this.storage = deps.storage;
@@ -124,8 +125,15 @@ export class Reconciler {
       return;
     }
     if (neverStarted) {
-      // never ran: nothing is owed. Without any machine, wait out the deadline (an ambiguous create may still land)
-      if (!machine && instance.machineId === null && !pastDeadline) return;
+      // never ran: nothing is owed. Without any machine, wait out the deadline (an ambiguous create may still land),
+      // unless its create died with its process: nobody will record a machine for it
+      if (!machine && instance.machineId === null && !pastDeadline) {
+        if (instance.launch === null && !this.rentals.launchingHere(instance.id) && (await this.failAbandoned(instance))) {
+          counts.failedProvisioning++;
+          this.metrics.rentalFailed(provider.name, 'abandoned');
+        }
+        return;
+      }
       const target = instance.machineId ?? machine?.machineId ?? null;
       if (await this.end(instance, 'failed')) {
         counts.failedProvisioning++;
@@ -148,6 +156,30 @@ export class Reconciler {
     if (billed) return; // a rental that began after our read: the next pass adopts it
     await provider.terminateMachine(machine.machineId);
     counts.orphansTerminated++;
+  }
+
+  /**
+   * A create nobody holds any more (docs/decisions.md, "Crash anywhere, lose nothing"): its process is known dead, or
+   * its lease ran out, so the process that committed it died (or hung) before the provider answered. Taken from our records under the row's lock: still
+   * provisioning, no machine and no answer recorded. Failed with a full refund; a machine its create made after all
+   * carries the label of a rental that is over, and the next pass removes it as an orphan.
+   */
+  private async failAbandoned(instance: Instance): Promise<boolean> {
+    // asked before the transaction (on PGlite a transaction must not wait on another query): a dead holder stays dead
+    if (await createHeld(this.storage, instance.id, this.clock.now())) return false;
+    const dead = await this.storage.read((uow) => uow.launchLeases.of(instance.id));
+    return this.storage.transaction(async (uow) => {
+      const now = this.clock.now();
+      await uow.accounts.lock(instance.tenantId, now);
+      const locked = await uow.instances.lock(instance.tenantId, instance.id);
+      if (!locked || locked.status !== 'provisioning' || locked.machineId !== null || locked.launch !== null) return false;
+      const holder = await holderOf(uow, locked.id, now);
+      if (holder !== null && holder !== dead?.holder) return false;
+      await uow.launchLeases.release(locked.id);
+      await uow.recoveries.markDue(locked.id, now);
+      await this.rentals.endBilling(uow, locked, now, 'failed', 'the create died with the process that made it (no machine was found upstream); the charge was refunded in full');
+      return true;
+    });
   }
 
   /** Ends a rental: `failed` costs nothing; `gone` is billed up to when the machine was last seen. */

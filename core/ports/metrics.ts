@@ -4,7 +4,7 @@ import type { LedgerKind } from '../billing/account.ts';
  * How a rental ended up failed (refunded in full): the provider refused the create, or its machine never ran
  * (none showed before the provisioning deadline, or the provider failed or lost it first).
  */
-export type RentalFailure = 'refused' | 'never_started';
+export type RentalFailure = 'refused' | 'never_started' | 'abandoned';
 
 /** How one call to a provider went: answered, or failed (ProviderFailure kinds, `error` for anything else). */
 export type ProviderCallOutcome = 'ok' | 'rejected' | 'ambiguous' | 'unavailable' | 'error';

@@ -6,6 +6,7 @@ import type { SpotClaimStore } from './spot-claim-storage.ts';
 import type { BudgetStore } from './budget-storage.ts';
 import type { RecoveryStore } from './recovery-storage.ts';
 import type { QuoteStore } from './quote-storage.ts';
+import type { LaunchLeaseStore } from './launch-lease-storage.ts';
 import type { InvitationStore } from './invitation-storage.ts';
 import type { AutoRechargeStore, AccountStore, LedgerStore, DepositStore } from './account-storage.ts';
 import type { SweepStore } from './sweep-storage.ts';
@@ -47,6 +48,10 @@ export interface Storage {
    * atomic statement (or steps each safe alone), where BEGIN and COMMIT would only add two round trips.
    */
   autocommit<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
+  /** This process, as the holder of its creates' leases (docs/decisions.md, "Crash anywhere, lose nothing"): new at every start. */
+  readonly holder: string;
+  /** Whether the process that holds `holder` still lives; a process killed is known dead at once. */
+  holderAlive(holder: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,7 @@ export interface UnitOfWork {
   budgets: BudgetStore;
   recoveries: RecoveryStore;
   quotes: QuoteStore;
+  launchLeases: LaunchLeaseStore;
   invitations: InvitationStore;
 }
 

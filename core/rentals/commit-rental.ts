@@ -157,6 +157,8 @@ async function commitIn(
     recovery: null,
   };
   await uow.instances.add(instance);
+  // the create is this process's while it renews the lease (launch.ts); once it runs out, the reconciler's
+  await uow.launchLeases.take(instance.id, ctx.holder, new Date(now.getTime() + ctx.settings.launchLeaseMs));
   if (request.recovery) {
     const recovery = firstRecovery(instance, offer, request.recovery, recoveryOptionsOf(request));
     await uow.recoveries.add(recovery);

@@ -1,3 +1,4 @@
+import { crashPoint } from '../crash-points.ts';
 import { DomainError } from '../errors.ts';
 import type { Cents } from '../money.ts';
 import { isSpotMarket, ProviderFailure, type Machine, type Provider } from '../ports/providers.ts';
@@ -25,6 +26,7 @@ export async function launch(
 ): Promise<Instance> {
   let machine: Machine | null = null;
   let refusal: string | null = null;
+  const renewing = renewLease(ctx, instance.id);
   try {
     const request = { offerId: instance.offerId, label: instance.id, name: instance.name ?? instance.id, ...setup };
     machine = bidUsdPerHour !== null && isSpotMarket(provider) ? await provider.createSpotMachine({ ...request, bidUsdPerHour }) : await provider.createMachine(request);
@@ -32,12 +34,17 @@ export async function launch(
     if (error instanceof ProviderFailure && error.kind === 'rejected') {
       refusal = `${provider.name} refused the machine (${error.message}); the charge was refunded. Search again with GET /v1/gpus.`;
     }
+  } finally {
+    clearInterval(renewing);
   }
+  if (machine) crashPoint('after-create-before-record');
   const launch: LaunchOutcome = machine ? 'created' : refusal ? 'refused' : 'ambiguous';
   const recorded = await ctx.storage.transaction(async (uow) => {
     if (refusal) await uow.accounts.lock(instance.tenantId, ctx.clock.now()); // the refund moves the balance
     const locked = await uow.instances.lock(instance.tenantId, instance.id);
     if (!locked) return instance;
+    // answered: the create is no one's to take up any more (an ambiguous one waits out the deadline as before)
+    await uow.launchLeases.release(instance.id);
     const answered: Instance = { ...locked, launch };
     if (refusal && answered.status === 'provisioning' && !answered.machineId) {
       const failed = await endBilling(ctx, uow, answered, ctx.clock.now(), 'failed', refusal);
@@ -61,6 +68,21 @@ export async function launch(
   if (recorded.status === 'terminating') return removeUpstream(ctx, recorded);
   if (recorded.status === 'failed' || recorded.status === 'terminated') await provider.terminateMachine(machine.machineId).catch(() => undefined); // the reconciler removes it otherwise
   return recorded;
+}
+
+/**
+ * Renews the create's lease every third of its length while the create is in flight (docs/decisions.md, "Crash
+ * anywhere, lose nothing"): a process that dies stops renewing, and its creates are nobody's once the lease runs
+ * out. A renewal that fails is tried again at the next tick; the lease's length leaves room for two.
+ */
+function renewLease(ctx: RentalsContext, instanceId: string): ReturnType<typeof setInterval> {
+  const every = Math.max(100, Math.floor(ctx.settings.launchLeaseMs / 3));
+  const timer = setInterval(() => {
+    const until = new Date(ctx.clock.now().getTime() + ctx.settings.launchLeaseMs);
+    void ctx.storage.autocommit((uow) => uow.launchLeases.renew(ctx.holder, [instanceId], until)).catch(() => undefined);
+  }, every);
+  timer.unref?.();
+  return timer;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { crashPoint } from '../crash-points.ts';
 import { DomainError } from '../errors.ts';
 import type { Quote } from '../market/node-chooser.ts';
 import { requireRentalsOpen } from '../market/rentals-open.ts';
@@ -48,6 +49,7 @@ export async function rent(ctx: RentalsContext, caller: Token, asked: RentReques
 
   const created = await commitRental(ctx, caller, request, { quote, rate, digest, options, ...(target.held && { quoteId: target.held.id }) }, adoption);
   if (created.replayed) return replay(ctx, created.instance, digest);
+  crashPoint('after-rental-commit');
   ctx.metrics.rentalCreated(node.provider.name);
   const bid = spot ? upstreamBidUsd(spot.bidCentsPerGpuHour * created.instance.gpuCount, ctx.market.settings.markupBps) : null;
   const launching = launch(ctx, node.provider, created.instance, { ...options.setup, volumeIds: created.upstreamVolumeIds ?? [] }, bid, adoption);

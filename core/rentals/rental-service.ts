@@ -9,7 +9,7 @@ import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { Token } from '../tenancy/token.ts';
 import { MAX_CREATE_MS } from '../upstream/call-deadlines.ts';
 import type { VolumeService } from '../volumes/volume-service.ts';
-import type { RentalsContext } from './context.ts';
+import { DEFAULT_LAUNCH_LEASE_MS, type RentalsContext } from './context.ts';
 import { endBilling } from './end-billing.ts';
 import type { Instance } from './instance.ts';
 import { refreshInstance } from './machine-state.ts';
@@ -42,6 +42,8 @@ export class RentalService {
     catalog: RentalCatalog;
     volumes: VolumeService;
     launchWaitMs?: number;
+    /** How long a create's lease lasts unless renewed (docs/decisions.md, "Crash anywhere, lose nothing"). Default 30 000 ms. */
+    launchLeaseMs?: number;
     metrics?: Metrics;
     /** At most MAX_CREATE_MS (60 s), the default. */
     answerWithinMs?: number;
@@ -60,11 +62,18 @@ export class RentalService {
       metrics: deps.metrics ?? NO_METRICS,
       settings: {
         launchWaitMs: deps.launchWaitMs ?? 60_000,
+        launchLeaseMs: Math.max(1_000, deps.launchLeaseMs ?? DEFAULT_LAUNCH_LEASE_MS),
         answerWithinMs: Math.min(MAX_CREATE_MS, deps.answerWithinMs ?? MAX_CREATE_MS),
         providerConcurrency: Math.max(1, deps.providerConcurrency ?? 4),
       },
       launching: new Map(),
+      holder: deps.storage.holder,
     };
+  }
+
+  /** Whether a create for this instance is in flight in this process (its lease is renewed here). */
+  launchingHere(instanceId: string): boolean {
+    return this.context.launching.has(instanceId);
   }
 
   supportedOperations(instance: Instance): string[] {

@@ -1,4 +1,5 @@
 import { isolated } from '../billing/isolated.ts';
+import { crashPoint } from '../crash-points.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
 import { Budget } from '../budget.ts';
 import { ALL_INTERACTIVE, type Background } from '../ports/call-priority.ts';
@@ -147,6 +148,7 @@ export class SweepService {
         break;
       }
       await this.step(step, report, timer, pass);
+      crashPoint('between-sweep-steps');
     }
   }
 

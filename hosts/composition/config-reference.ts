@@ -133,6 +133,11 @@ export const CONFIG_REFERENCE: readonly ConfigVariable[] = [
     meaning: "longest `POST /v1/instances` (and a reservation or spot claim start) waits for the create, at most 60000: past it the answer is 201 with the instance `provisioning`, the first hour charged, while the create goes on",
   },
   {
+    names: ["LAUNCH_LEASE_MS"],
+    default: "`30000`",
+    meaning: "how long a create in flight stays its process's unless renewed (every third of it), 1000 to 600000: a create whose process died is failed and refunded by the first sweep pass past its lease, not at the provisioning deadline",
+  },
+  {
     names: ["PROVIDER_CONCURRENCY"],
     default: "`4`",
     meaning: "cloud calls at once per provider (1 to 32) in the sweep's reconcile and removals, and when breakers, emergency stops and holds stop an account's machines",

@@ -59,6 +59,8 @@ export interface UpstreamConfig {
   rentTimeoutMs?: number;
   /** Cloud calls at once per provider in reconcile, removals, breakers and stops (PROVIDER_CONCURRENCY). Default 4. */
   concurrency?: number;
+  /** How long a create's lease lasts unless its process renews it (LAUNCH_LEASE_MS). Default 30 000 ms. */
+  launchLeaseMs?: number;
 }
 
 export interface WebhooksConfig {
@@ -180,6 +182,7 @@ const EnvSchema = z.object({
   PROVIDER_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(30_000).default(30_000),
   RENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60_000).default(60_000),
   PROVIDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  LAUNCH_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   SWEEP_BUDGET_MS: z.coerce.number().int().min(5_000).max(120_000).default(50_000),
   WEBHOOK_MAX_ENDPOINTS_PER_TENANT: z.coerce.number().int().min(1).max(100_000).default(20),
@@ -257,6 +260,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
       callTimeoutMs: e.PROVIDER_CALL_TIMEOUT_MS,
       rentTimeoutMs: e.RENT_TIMEOUT_MS,
       concurrency: e.PROVIDER_CONCURRENCY,
+      launchLeaseMs: e.LAUNCH_LEASE_MS,
     },
     payments:
       paymentsKind === 'stripe' && e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET

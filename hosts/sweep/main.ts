@@ -3,6 +3,7 @@ import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
+import { installCrashAt } from '../composition/crash-at.ts';
 import { sweepFailed } from '../composition/sweep-log.ts';
 import { listenMetrics } from './metrics-server.ts';
 
@@ -14,6 +15,7 @@ import { listenMetrics } from './metrics-server.ts';
  */
 async function main(): Promise<void> {
   const config = configFromEnv();
+  installCrashAt();
   if (config.storage.kind !== 'postgres') {
     throw new ConfigError('the standalone sweep needs DATABASE_URL (PostgreSQL); on embedded PGlite the server runs the sweep itself');
   }

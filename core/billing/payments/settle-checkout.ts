@@ -1,3 +1,4 @@
+import { crashPoint } from '../../crash-points.ts';
 import { notFound } from '../../errors.ts';
 import { depositEvent } from '../../events/account-events.ts';
 import type { CheckoutState } from '../../ports/payments.ts';
@@ -28,6 +29,7 @@ export async function settleCheckout(ctx: PaymentsContext, state: CheckoutState)
     }
     const account = await uow.accounts.lock(deposit.tenantId, now);
     await postEntry(uow, ctx.ids, { tenantId: deposit.tenantId, kind: 'deposit', amountCents: deposit.amountCents, reference: deposit.id, description: 'card payment', uniqueKey: `deposit:${deposit.id}`, at: now });
+    crashPoint('webhook-between-credit-and-mark');
     await uow.deposits.decide(deposit.id, 'confirmed', now);
     await uow.events.emit(depositEvent(deposit, 'confirmed', now));
     if (state.card) {

@@ -1,3 +1,4 @@
+import { crashPoint } from '../../crash-points.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Storage } from '../../ports/storage.ts';
 import type { PassCounts } from '../pass-report.ts';
@@ -14,6 +15,8 @@ export async function payDueBlocks(deps: { storage: Storage; clock: Clock }, rep
     const paid = await deps.storage.transaction((uow) => uow.sweep.payDueBlocks(deps.clock.now()));
     report.blocksPaid += paid;
     if (paid === 0) break;
+    // a block's charge and its advance are one statement (the sweep store's payDueBlocks): no crash falls between them
+    crashPoint('between-block-rounds');
   }
 }
 

@@ -36,6 +36,7 @@ export function registerRentals(container: DependencyContainer, parts: { config:
           metrics: get(c, METRICS),
           providerConcurrency: parts.providerConcurrency,
           ...(config.upstream?.rentTimeoutMs !== undefined && { answerWithinMs: config.upstream.rentTimeoutMs }),
+          ...(config.upstream?.launchLeaseMs !== undefined && { launchLeaseMs: config.upstream.launchLeaseMs }),
         }),
     ),
   });
