@@ -7,10 +7,15 @@ const REDIS_TIMEOUT_MS = 250;
 /** After a failure Redis is left alone this long: a Redis that hangs would otherwise cost every request the timeout. */
 const RETRY_AFTER_MS = 2_000;
 
+/**
+ * `work`, or an error once `ms` passed. The timer's end waits for one more pass over the I/O already received
+ * (setImmediate runs after it): when the process itself was stalled past `ms` (a loaded machine, a burst of
+ * requests), Redis's answer is usually in the socket by then, and a late timer must not count it as a late Redis.
+ */
 const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer within ${ms} ms`))), ms);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 };

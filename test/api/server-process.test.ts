@@ -26,7 +26,8 @@ function startServer(env: Record<string, string>, onLine?: (line: string, kill: 
       for (const line of text.split('\n').filter(Boolean)) onLine?.(line, () => child.kill('SIGTERM'));
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    // a ceiling, not a wait: a fresh embedded database on a loaded machine takes well over 30 s to open
+    const guard = setTimeout(() => child.kill('SIGKILL'), 180_000);
     child.on('exit', (code) => {
       clearTimeout(guard);
       done({ code, stdout, stderr });
@@ -34,7 +35,7 @@ function startServer(env: Record<string, string>, onLine?: (line: string, kill: 
   });
 }
 
-describe('the server process', () => {
+describe('the server process', { timeout: 240_000 }, () => {
   it('refuses to start on a bad variable, naming it, with exit code 2', async () => {
     const run = await startServer({ PORT: 'eighty', DATA_DIR: 'memory://' });
     expect(run.code).toBe(2);
@@ -87,7 +88,7 @@ describe('the server process', () => {
 
 const onPostgres = await postgresReachable();
 
-describe('the sweep daemon', () => {
+describe('the sweep daemon', { timeout: 240_000 }, () => {
   it('refuses embedded storage, naming DATABASE_URL', async () => {
     const run = await startServer({ DATABASE_URL: '', DATA_DIR: 'memory://' }, undefined, [SWEEP, '--once']);
     expect(run.code).toBe(2);

@@ -195,7 +195,13 @@ describe.runIf(onPostgres)('the sweep beside other work (PostgreSQL)', () => {
     await rental.query('begin');
     await rental.query('select id from tokens where id = $1 for update', [child]);
     const revoke = world.api.call('DELETE', `/v1/tokens/${issuer}`, { token: rootSecret });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // the revoke has taken what it could and waits for a row this session holds
+    for (let polls = 0; ; polls++) {
+      const { rows } = await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      if (rows[0].n > 0) break;
+      if (polls > 3_000) throw new Error('the revoke never waited for a token row');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const second = await rental.query('select id from tokens where id = $1 for update', [issuer]).then(
       () => 'locked',
       (error: Error) => error.message,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { asBackground, callPriority, Pacer, pause, retryAfterMs } from '../../../adapters/providers/shared/pacing.ts';
 
 const aborted = () => new Error('aborted by the caller');
@@ -35,16 +35,25 @@ describe('provider pacing helpers', () => {
   });
 
   it('a waiter whose caller aborts leaves the queue; the next one gets its slot', async () => {
-    const pacer = new Pacer(30);
-    await pacer.wait(undefined, aborted);
-    const controller = new AbortController();
-    const leaving = pacer.wait(controller.signal, aborted);
-    const staying = pacer.wait(undefined, aborted);
-    controller.abort();
-    await expect(leaving).rejects.toThrow('aborted by the caller');
-    const before = performance.now();
-    await staying;
-    expect(performance.now() - before).toBeLessThan(60);
+    // the pacer's time (Date.now, setTimeout) driven here: the next slot is 30 ms on, the one after it 60
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    try {
+      const pacer = new Pacer(30);
+      await pacer.wait(undefined, aborted);
+      const controller = new AbortController();
+      const leaving = pacer.wait(controller.signal, aborted);
+      let stayed = false;
+      const staying = pacer.wait(undefined, aborted).then(() => void (stayed = true));
+      controller.abort();
+      await expect(leaving).rejects.toThrow('aborted by the caller');
+      await vi.advanceTimersByTimeAsync(29);
+      expect(stayed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(stayed).toBe(true);
+      await staying;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("rejects a pause with the client's own error when the caller aborts", async () => {
