@@ -323,8 +323,8 @@ describe('the console', () => {
     expect(await page.locator('.shown-once').count()).toBe(0);
   });
 
-  it('lists the tenant\'s people with what linked them, removes one (their session ends), and refuses to remove the last', async () => {
-    // someone linked in with this person's session, as a thief holding it would
+  it("lists the tenant's people with their role and what linked them, removes one (their session ends), and refuses to remove the last owner", async () => {
+    // someone linked in with this person's session, as a thief holding it would: they join with its role, owner
     const other = `other.${Date.now().toString(36)}@example.com`;
     await api.call('POST', '/v1/auth/sign-up', { body: { email: other, password: PASSWORD } });
     const mail = await inbox.next((m) => m.to.includes(other) && /confirmation/.test(m.subject), 15_000);
@@ -335,6 +335,7 @@ describe('the console', () => {
     await page.getByRole('link', { name: 'People' }).click();
     const row = page.locator('table.people tbody tr', { hasText: other });
     await expect.poll(() => row.textContent()).toContain('a console session');
+    expect(await row.locator('td.role').textContent()).toBe('owner');
     await expect(page.locator('table.people tbody tr', { hasText: email }).textContent()).resolves.toContain('their own sign-up');
     await check('people');
 
@@ -343,12 +344,129 @@ describe('the console', () => {
     await expect.poll(() => page.locator('table.people tbody tr').count()).toBe(1);
     expect((await api.call('GET', '/v1/tokens/self', { token: linked.body.token })).status).toBe(401);
 
-    // the last person of a tenant made by a sign-up (no root token): the dialog says why not
+    // the last owner of a tenant: the dialog says why not, in the API's words
     await page.getByRole('button', { name: `Remove ${email}` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Remove', exact: true }).click();
-    await expect.poll(() => page.getByRole('dialog').getByRole('alert').textContent()).toMatch(/last person/);
+    await expect.poll(() => page.getByRole('dialog').getByRole('alert').textContent()).toMatch(/last owner/);
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     expect((await api.call('GET', '/v1/tokens/self', { token: (await session())! })).status).toBe(200);
+  });
+
+  it('invites a member with limits; the invitee accepts the mailed code in their own console and switches tenant; the owner changes their role at once; the budget is read-only to them', async () => {
+    const boss = (await api.call('GET', '/v1/tokens/self', { token: (await session())! })).body;
+    const invitee = `invitee.${Date.now().toString(36)}@example.com`;
+    await api.call('POST', '/v1/auth/sign-up', { body: { email: invitee, password: PASSWORD } });
+    const confirmation = await inbox.next((m) => m.to.includes(invitee) && /confirmation/.test(m.subject), 15_000);
+    await api.call('POST', '/v1/auth/confirm-email', { body: { email: invitee, code: /\b(\d{6})\b/.exec(confirmation.text)![1]! } });
+
+    // the owner invites from the People page; the code goes by mail only
+    await page.getByRole('link', { name: 'People' }).click();
+    const invite = page.getByRole('form', { name: 'Invite someone' });
+    await invite.getByLabel('Email').fill(invitee);
+    await invite.getByLabel('Role').selectOption('member');
+    await invite.getByLabel('Spend limit (USD)').fill('5');
+    await invite.getByLabel('Max rental hours').fill('2');
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    await expect.poll(() => invite.getByRole('status').textContent()).toContain(`Invited ${invitee} as member`);
+    const invitationRow = page.locator('table.invitations tbody tr', { hasText: invitee });
+    await expect.poll(() => invitationRow.textContent()).toContain('pending');
+    expect(await invitationRow.textContent()).toContain('$5.00 spend limit, rentals up to 2 h');
+    await check('people-invite');
+    const code = /Invitation code: (\S+)/.exec((await inbox.next((m) => m.to.includes(invitee) && /invited/.test(m.subject), 15_000)).text)![1]!;
+    expect(await page.locator('main').textContent()).not.toContain(code);
+
+    // the invitee, in a console of their own: signed in to their own tenant, one tenant, no switch
+    const theirs = await browser.newPage({ viewport: DESKTOP });
+    const theirSession = () => theirs.evaluate(() => sessionStorage.getItem('gcp.console.session'));
+    try {
+      await theirs.goto(`${api.baseUrl}/console/sign-in`);
+      await theirs.getByLabel('Email').fill(invitee);
+      await theirs.getByLabel('Password').fill(PASSWORD);
+      await theirs.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await theirs.waitForURL('**/console/market');
+      const own = (await theirSession())!;
+      const ownTenant = (await api.call('GET', '/v1/tokens/self', { token: own })).body.tenant_id as string;
+      await theirs.getByRole('link', { name: 'People' }).click();
+      const accept = theirs.getByRole('form', { name: 'Accept an invitation' });
+      await accept.waitFor();
+      expect(await theirs.getByLabel('Tenant').count()).toBe(0);
+      // a made-up code: the API's 404 detail, where they typed
+      await accept.getByLabel('Invitation code').fill('gcpinv_madeup0000000000000000');
+      await accept.getByRole('button', { name: 'Accept invitation' }).click();
+      await expect.poll(() => accept.getByRole('alert').textContent()).toMatch(/invitation/i);
+      await accept.getByLabel('Invitation code').fill(code);
+      await accept.getByRole('button', { name: 'Accept invitation' }).click();
+      await expect.poll(() => accept.getByRole('status').textContent()).toContain(`You joined tenant ${boss.tenant_id} as member`);
+      // two tenants now: the header offers the switch
+      await theirs.getByLabel('Tenant').waitFor();
+      await check('people-accepted', theirs);
+      await accept.getByRole('button', { name: 'Switch to it' }).click();
+      await expect.poll(async () => (await api.call('GET', '/v1/tokens/self', { token: (await theirSession())! })).body.tenant_id).toBe(boss.tenant_id);
+      const memberSession = (await theirSession())!;
+      expect((await api.call('GET', '/v1/tokens/self', { token: memberSession })).body).toMatchObject({ role: 'member', root: false, remaining_cents: 500, effective_max_rental_hours: 2 });
+      // the page drawn again for the new session: a member sees the people, with no way to change them
+      await expect.poll(() => theirs.locator('table.people tbody tr').count()).toBe(2);
+      expect(await theirs.getByRole('button', { name: /^(Change|Remove) / }).count()).toBe(0);
+      expect(await theirs.locator('main').textContent()).toContain('Only an owner or admin changes people');
+      expect(await theirs.getByRole('form', { name: 'Invite someone' }).count()).toBe(0);
+      await check('people-member', theirs);
+
+      // the owner sees them with their limits and makes them billing: at once for their session
+      await page.reload();
+      const personRow = page.locator('table.people tbody tr', { hasText: invitee });
+      await expect.poll(() => personRow.textContent()).toContain('$5.00 spend limit, rentals up to 2 h');
+      await expect.poll(() => invitationRow.textContent()).toContain('accepted');
+      await personRow.getByRole('button', { name: `Change ${invitee}` }).click();
+      const change = personRow.getByRole('dialog');
+      expect(await change.getByLabel('Spend limit (USD)').inputValue()).toBe('5.00');
+      await change.getByLabel('Role').selectOption('billing');
+      expect(await change.getByLabel('Spend limit (USD)').count()).toBe(0);
+      await check('people-change');
+      await change.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => personRow.locator('td.role').textContent()).toBe('billing');
+      expect((await api.call('GET', '/v1/tokens/self', { token: memberSession })).body).toMatchObject({ role: 'billing', scopes: ['read', 'billing'] });
+
+      // a refusal shows the API's detail: the last owner cannot step down
+      const ownerRow = page.locator('table.people tbody tr', { hasText: email });
+      await ownerRow.getByRole('button', { name: `Change ${email}` }).click();
+      await ownerRow.getByRole('dialog').getByLabel('Role').selectOption('admin');
+      await ownerRow.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => ownerRow.getByRole('dialog').getByRole('alert').textContent()).toMatch(/last owner/);
+      await ownerRow.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+      expect(await ownerRow.locator('td.role').textContent()).toBe('owner');
+
+      // billing now, not root: the budget is shown without its form
+      await theirs.getByRole('link', { name: 'Billing' }).click();
+      await expect.poll(() => theirs.locator('main').textContent()).toContain('Only an owner or admin sets or changes the budget.');
+      expect(await theirs.getByRole('button', { name: 'Save budget' }).count()).toBe(0);
+      expect(await theirs.getByLabel('Budget per calendar month (USD)').count()).toBe(0);
+      await check('billing-read-only', theirs);
+
+      // back to their own tenant with the header's switch: the session they had there, where they are root
+      await theirs.getByLabel('Tenant').selectOption(ownTenant);
+      await expect.poll(() => theirSession()).toBe(own);
+      await expect.poll(() => theirs.getByRole('button', { name: 'Save budget' }).count()).toBe(1);
+      // signing out ends the tab's sessions in both tenants
+      await theirs.getByRole('button', { name: 'Sign out' }).click();
+      await theirs.waitForURL('**/console/sign-in');
+      expect((await api.call('GET', '/v1/tokens/self', { token: own })).status).toBe(401);
+      expect((await api.call('GET', '/v1/tokens/self', { token: memberSession })).status).toBe(401);
+    } finally {
+      await theirs.close();
+    }
+
+    // a pending invitation revoked from the list: its code stops working
+    const late = `late.${Date.now().toString(36)}@example.com`;
+    await invite.getByLabel('Email').fill(late);
+    await invite.getByLabel('Role').selectOption('viewer');
+    expect(await invite.getByLabel('Spend limit (USD)').count()).toBe(0);
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    const lateRow = page.locator('table.invitations tbody tr', { hasText: late });
+    await expect.poll(() => lateRow.textContent()).toContain('pending');
+    await lateRow.getByRole('button', { name: `Revoke the invitation of ${late}` }).click();
+    await lateRow.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => lateRow.locator('.status').textContent()).toBe('revoked');
+    expect(await lateRow.getByRole('button', { name: /^Revoke/ }).count()).toBe(0);
   });
 
   it('reserves a node for tomorrow from its rent page: nothing charged now, listed as scheduled', async () => {

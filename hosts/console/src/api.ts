@@ -16,9 +16,14 @@ export type Result<T> = { data: T; error?: undefined } | { data?: undefined; err
 let client: ApiClient = make();
 onSessionChange(() => (client = make()));
 
+/** A client with another bearer than the tab's current session (the sessions held in the person's other tenants). */
+export function clientFor(token: string | null): ApiClient {
+  return createApiClient({ baseUrl: location.origin, token, fetch: (request) => fetch(request, { credentials: 'omit', referrerPolicy: 'no-referrer' }) });
+}
+
 function make(): ApiClient {
   const token = sessionToken();
-  const made = createApiClient({ baseUrl: location.origin, token, fetch: (request) => fetch(request, { credentials: 'omit', referrerPolicy: 'no-referrer' }) });
+  const made = clientFor(token);
   made.use({
     onResponse({ response }) {
       if (response.status === 401 && token && sessionToken() === token) setSession(null);

@@ -12,6 +12,7 @@ import { PeoplePage } from './pages/people.tsx';
 import { LibraryPage } from './pages/library.tsx';
 import { BillingPage } from './pages/billing.tsx';
 import { SpotClaimsPage } from './pages/spot-claims.tsx';
+import { revokeHeld, TenantSwitch } from './tenants.tsx';
 import './style.css';
 
 const NAV: [string, string][] = [
@@ -24,10 +25,11 @@ const NAV: [string, string][] = [
   ['/library', 'Keys, images & more'],
 ];
 
-function useSignedIn(): boolean {
-  const [signedIn, set] = useState(sessionToken() !== null);
-  useEffect(() => onSessionChange(() => set(sessionToken() !== null)), []);
-  return signedIn;
+/** The tab's session: a page is drawn afresh for a new one (signed in, or switched to another tenant). */
+function useSession(): string | null {
+  const [token, set] = useState(sessionToken());
+  useEffect(() => onSessionChange(() => set(sessionToken())), []);
+  return token;
 }
 
 function Page({ path, query, signedIn }: { path: string; query: URLSearchParams; signedIn: boolean }) {
@@ -68,7 +70,8 @@ const TITLES: Record<string, string> = { '/': 'Market', '/market': 'Market', '/i
 
 function App() {
   const { path, query } = useLocation();
-  const signedIn = useSignedIn();
+  const token = useSession();
+  const signedIn = token !== null;
   useEffect(() => {
     document.title = `${TITLES[path] ?? (path.startsWith('/rent/') ? 'Rent' : 'Console')} · GPU control plane`;
   }, [path]);
@@ -76,6 +79,8 @@ function App() {
     // a session is ended by revoking itself
     const self = await run(api().GET('/v1/tokens/self'));
     if (self.data) await run(api().DELETE('/v1/tokens/{token_id}', { params: { path: { token_id: self.data.id } } }));
+    // and the sessions this tab holds in the person's other tenants
+    await revokeHeld();
     setSession(null);
     navigate('/sign-in');
   };
@@ -100,6 +105,7 @@ function App() {
             <li>
               <a href="/docs">API docs</a>
             </li>
+            {signedIn && <TenantSwitch />}
             <li>
               {signedIn ? (
                 <button type="button" class="link" onClick={signOut}>
@@ -113,7 +119,7 @@ function App() {
         </nav>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page path={path} query={query} signedIn={signedIn} />
+        <Page key={token ?? ''} path={path} query={query} signedIn={signedIn} />
       </main>
     </>
   );

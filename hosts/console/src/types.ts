@@ -20,3 +20,6 @@ export type SpotClaim = Schema<'SpotClaimOut'>;
 export type SignedIn = Schema<'IdpExchangeOut'>;
 export type DeviceStart = Schema<'DeviceStartOut'>;
 export type Identity = Schema<'IdentityOut'>;
+export type TokenSelf = Schema<'TokenSelfOut'>;
+export type Role = Schema<'IdentityOut'>['role'];
+export type Invitation = Schema<'InvitationOut'>;

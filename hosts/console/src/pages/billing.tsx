@@ -16,6 +16,8 @@ export function BillingPage() {
   const account = useLoad(() => run(api().GET('/v1/billing/account')));
   const ledger = useLoad(() => run(api().GET('/v1/billing/ledger', { params: { query: { limit: 1000 } } })));
   const deposits = useLoad(() => run(api().GET('/v1/billing/deposits')));
+  // only root writes the budget: anyone else is shown it without the form
+  const self = useLoad(() => run(api().GET('/v1/tokens/self')));
   const reload = async () => {
     await Promise.all([account.reload(), ledger.reload(), deposits.reload()]);
   };
@@ -40,7 +42,7 @@ export function BillingPage() {
       <ErrorText error={account.error} />
       {account.loading && !account.data && <Loading what="the account" />}
       {account.data && <Figures account={account.data} />}
-      {account.data && <MonthlyBudget account={account.data} reload={reload} />}
+      {account.data && !self.loading && <MonthlyBudget account={account.data} reload={reload} root={self.data?.root === true} />}
       <h2>Spend per day</h2>
       {ledger.data ? <Spend entries={ledger.data} /> : <Loading what="the ledger" />}
       {account.data && (
