@@ -1,4 +1,5 @@
 import { CRASH_POINTS, installCrashHook, type CrashPointName } from '../../core/crash-points.ts';
+import type { Clock } from '../../core/ports/clock.ts';
 import { ConfigError } from './config.ts';
 
 /**
@@ -16,4 +17,14 @@ export function installCrashAt(env: Record<string, string | undefined> = process
     if (skip-- > 0) return;
     process.kill(process.pid, 'SIGKILL');
   });
+}
+
+/**
+ * For the crash test only: CRASH_CLOCK_OFFSET_MS moves this process's clock forward by that much, so a test can
+ * let hours pass between one process and the next (hour blocks come due) without waiting for them.
+ */
+export function crashOverrides(env: Record<string, string | undefined> = process.env): { clock?: Clock } {
+  const offset = Number(env.CRASH_CLOCK_OFFSET_MS ?? '0');
+  if (!Number.isSafeInteger(offset) || offset === 0) return {};
+  return { clock: { now: () => new Date(Date.now() + offset) } };
 }

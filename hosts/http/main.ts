@@ -3,14 +3,14 @@ import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
-import { installCrashAt } from '../composition/crash-at.ts';
+import { crashOverrides, installCrashAt } from '../composition/crash-at.ts';
 import { createHttpApp } from './app.ts';
 import { listenHttp } from './server.ts';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
   installCrashAt();
-  const plane = await createControlPlane(config);
+  const plane = await createControlPlane(config, crashOverrides());
   const app = createHttpApp(plane, { trustProxy: config.trustProxy });
   const server: Server = listenHttp(app, config.port, config.host);
   await new Promise<void>((resolve, reject) => {

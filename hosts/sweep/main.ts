@@ -3,7 +3,7 @@ import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
-import { installCrashAt } from '../composition/crash-at.ts';
+import { crashOverrides, installCrashAt } from '../composition/crash-at.ts';
 import { sweepFailed } from '../composition/sweep-log.ts';
 import { listenMetrics } from './metrics-server.ts';
 
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   if (config.storage.kind !== 'postgres') {
     throw new ConfigError('the standalone sweep needs DATABASE_URL (PostgreSQL); on embedded PGlite the server runs the sweep itself');
   }
-  const plane = await createControlPlane({ ...config, billing: { ...config.billing, sweep: false }, market: { ...config.market, backgroundRefresh: false } });
+  const plane = await createControlPlane({ ...config, billing: { ...config.billing, sweep: false }, market: { ...config.market, backgroundRefresh: false } }, crashOverrides());
   plane.logger.info({ storage: describeTarget(config.storage) }, 'billing sweep daemon started');
   const pass = async () => {
     const report = await plane.services.sweep.run();

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { CRASH_POINTS } from '../../core/crash-points.ts';
+import { postgresReachable } from '../support/database.ts';
+import { crashRun } from './crash-run.ts';
+
+/**
+ * The crash test's short run on PostgreSQL (docs/decisions.md, "Crash anywhere, lose nothing"; crash-pglite.test.ts
+ * runs beside it, `npm run bench:crash` the long run): a server killed with SIGKILL at every named crash point and
+ * at seeded random moments, nothing lost. CRASH_SEED plays a run again.
+ */
+const SEED = Number(process.env.CRASH_SEED ?? 29);
+const KILLS = 36;
+
+describe('crash anywhere, lose nothing', () => {
+  it('on PostgreSQL: killed at every crash point and at random moments, every invariant holds', async () => {
+    if (!(await postgresReachable())) throw new Error('the crash test needs PostgreSQL (TEST_DATABASE_URL)');
+    const figures = await crashRun({ storage: 'postgres', seed: SEED, kills: KILLS });
+    console.log(`crash test on PostgreSQL: ${JSON.stringify(figures)}`);
+    expect(figures.violations).toEqual([]);
+    expect(figures.kills).toBe(KILLS);
+    for (const point of CRASH_POINTS) expect(figures.byPoint[point], point).toBeGreaterThanOrEqual(1);
+    // every crash point reached and killed there, each more than once
+    expect(figures.failpointKills).toBeGreaterThanOrEqual(2 * CRASH_POINTS.length);
+    expect(figures.invariantsChecked).toBeGreaterThan(1_000);
+  }, 420_000);
+});
