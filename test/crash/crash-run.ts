@@ -85,7 +85,7 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashFigures> 
     SANDBOX_SEED: String(options.seed),
     SANDBOX_OFFERS: '300',
     SANDBOX_LATENCY_MS: '40',
-    LAUNCH_LEASE_MS: '30000',
+    LAUNCH_LEASE_MS: '600000',
     REDIS_URL: '',
     // every start of the server loads the same modules: compiled once, read from the cache after
     NODE_COMPILE_CACHE: join(tmpdir(), 'gpu-control-plane-crash-compile-cache'),
@@ -172,8 +172,12 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashFigures> 
     };
 
     for (let kill = 0; kill < options.kills; kill++) {
-      offsetMs += HOUR + 60_000; // an hour and a minute between one process and the next: a block is due for every machine
       const failpoint = kill % 2 === 0 ? CRASH_POINTS[(kill / 2) % CRASH_POINTS.length]! : null;
+      // 4 minutes between one process and the next: within the launch lease (the dead process must be known dead, not
+      // waited out) and the provisioning deadline (a create that died is taken up by the first pass, not the deadline);
+      // an hour and a minute before a process that is to die between two rounds of blocks, so that blocks are due
+      offsetMs += failpoint === 'between-block-rounds' ? HOUR + 60_000 : 4 * 60_000;
+      const processStartedAt = Date.now() + offsetMs;
       await start(failpoint);
       const proc = server!;
       let randomTimer: ReturnType<typeof setTimeout> | null = null;
@@ -200,8 +204,16 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashFigures> 
 
       for (let round = 0; round < 3 && !dead(); round++) {
         const sweep = await tryCall('POST', '/v1/operator/sweep', { headers: op });
+        if (sweep.status === 200 && round === 0 && !dead()) {
+          // through the API, on both databases: a create that died with an earlier process was taken up by this pass
+          const listed = await tryCall('GET', '/v1/instances', { token });
+          for (const instance of listed.status === 200 ? (listed.body as { id: string; status: string; created_at: string }[]) : []) {
+            figures.invariantsChecked++;
+            if (instance.status === 'provisioning' && new Date(instance.created_at).getTime() < processStartedAt) violation(`${instance.id}: created by an earlier process, still provisioning after the first pass`);
+          }
+        }
         if (sweep.status === 200 && options.storage === 'postgres' && !dead()) {
-          figures.invariantsChecked += await checkInvariants(env.DATABASE_URL!, model, tenantId, offsetMs, violation, { afterPass: true });
+          figures.invariantsChecked += await checkInvariants(env.DATABASE_URL!, model, tenantId, offsetMs, violation, { afterPass: true, processStartedAt });
         }
         const picks = Array.from({ length: 3 }, () => nodes[Math.floor(random() * nodes.length)]!);
         const quote = await tryCall('POST', '/v1/quotes', { token, body: { node_id: picks[2]!.id } });

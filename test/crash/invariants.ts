@@ -42,7 +42,7 @@ export async function checkInvariants(
   tenantId: string,
   offsetMs: number,
   violation: (what: string) => void,
-  options: { afterPass: boolean; final?: boolean },
+  options: { afterPass: boolean; final?: boolean; processStartedAt?: number },
 ): Promise<number> {
   let storage: MikroStorage | null = null;
   let client: pg.Client | null = null;
@@ -95,6 +95,10 @@ export async function checkInvariants(
         check(machinesOf.has(row.id), () => `${row.id} is running (charged) with no machine after a pass`);
         // a pass at `now` pays every block due by then: none is left behind
         check(time(row.paid_until) > now - 120_000, () => `${row.id}: paid until ${new Date(time(row.paid_until)).toISOString()}, behind the pass at ${new Date(now).toISOString()}`);
+      }
+      if (options.afterPass && options.processStartedAt !== undefined && row.status === 'provisioning' && row.machine_id === null && time(row.created_at) < options.processStartedAt) {
+        // its create died with an earlier process: the first pass after the restart takes it up, not the deadline
+        check(false, () => `${row.id}: its create died with its process, and it is still provisioning with no machine after a pass`);
       }
       if (options.final && row.status === 'provisioning') check(row.machine_id !== null, () => `${row.id} is still provisioning with no machine after two passes`);
     }
