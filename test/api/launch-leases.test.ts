@@ -49,10 +49,11 @@ describe('a create that died with its process (docs/decisions.md, "Crash anywher
     expect(await get()).toMatchObject({ status: 'failed', charged_cents: 0 });
     expect((await world.balance(tenant.token)).balance_cents).toBe(10_000);
 
-    // the key answers at once with the rental as it stands
+    // the key answers at once with the rental as it stands: without the lease it waited on the dead create for
+    // over a minute, so a bound far above a loaded machine's request time still tells the two apart
     const started = performance.now();
     const again = await world.rent(tenant.token, { node_id: node!.id, idempotency_key: 'died-with-its-process' });
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(15_000);
     expect(again.body).toMatchObject({ id: rented.body.id, status: 'failed' });
 
     // a machine the create made after all is removed: nobody pays for it
