@@ -29,7 +29,7 @@ async function account(email: string) {
 }
 
 describe('link-or-provision', () => {
-  it('never attaches one identity to two tenants, whatever signs in at once', async () => {
+  it('never provisions two tenants for one identity, whatever signs in at once; a bearer links into its own tenant', async () => {
     const attempt = fc.record({ person: fc.nat({ max: 2 }), bearer: fc.constantFrom('none', 'a', 'b') });
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(attempt, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 3 }), async (batches) => {
@@ -37,7 +37,10 @@ describe('link-or-provision', () => {
         const people = Array.from({ length: 3 }, (_, i) => `p${i}.r${run}.${Date.now().toString(36)}@example.com`);
         await Promise.all(people.map(account));
         const tenants = { a: await api.newTenant('a'), b: await api.newTenant('b') };
-        const linkedTo = new Map<string, string>();
+        const shared = new Set([tenants.a.tenantId, tenants.b.tenantId]);
+        // a person may belong to several tenants (docs/decisions.md, "One tree of authority"): each has at most one
+        // of their own, whichever of their sign-ins without a bearer made it
+        const own = new Map<string, Set<string>>();
         for (const batch of batches) {
           const answers = await Promise.all(
             batch.map(({ person, bearer }) =>
@@ -46,23 +49,12 @@ describe('link-or-provision', () => {
           );
           answers.forEach((answer, i) => {
             const { person, bearer } = batch[i]!;
-            expect([200, 409]).toContain(answer.status);
-            if (answer.status === 409) {
-              // only a bearer of another tenant than the identity's is refused
-              expect(bearer).not.toBe('none');
-              return;
-            }
+            expect(answer.status, JSON.stringify(answer.body)).toBe(200);
             const tenant = answer.body.tenant_id as string;
             if (bearer !== 'none') expect(tenant).toBe(tenants[bearer].tenantId);
-            const before = linkedTo.get(people[person]!);
-            if (before) expect(tenant).toBe(before);
-            linkedTo.set(people[person]!, tenant);
+            else if (!shared.has(tenant)) own.set(people[person]!, new Set([...(own.get(people[person]!) ?? []), tenant]));
           });
-          // a refused link is only ever for an identity that belongs elsewhere
-          answers.forEach((answer, i) => {
-            const { person, bearer } = batch[i]!;
-            if (answer.status === 409) expect(linkedTo.get(people[person]!)).not.toBe(tenants[bearer as 'a' | 'b'].tenantId);
-          });
+          for (const made of own.values()) expect(made.size).toBe(1);
         }
       }),
       { numRuns: 12 },
