@@ -141,6 +141,25 @@ export function storageContract(name: string, open: () => Promise<{ storage: Sto
       expect(after.find((t) => t.id === a.id)?.revokedAt).toEqual(when);
     });
 
+    it("orders a person's tenants by when they joined, links made in the same instant by the order they were made", async () => {
+      const subject = uid('sub');
+      const sameInstant = at('2026-11-21T00:00:00Z');
+      const joined: string[] = [];
+      // ids that sort against the order of joining: a tie broken by id would put the last joined first
+      for (const [n, linkId] of (['idn_z', 'idn_m', 'idn_a'] as const).entries()) {
+        const tenantId = await newTenant();
+        const node = tokenFor(tenantId, { kind: 'link', role: 'owner', scopes: ['read', 'rent', 'billing', 'manage'], secretDigest: 'link' });
+        await storage.transaction(async (uow) => {
+          await uow.tokens.add(node);
+          const link = { id: `${linkId}${uid('')}${n}`, provider: 'github', subject, tenantId, email: null, login: null, linkedByTokenId: null, createdAt: sameInstant, nodeId: node.id };
+          expect(await uow.identities.add({ ...link, role: 'owner', spendLimitCents: null, maxRentalHours: null })).toBe(true);
+        });
+        joined.push(tenantId);
+      }
+      expect((await storage.read((uow) => uow.identities.tenantsOf('github', subject))).map((l) => l.tenantId)).toEqual(joined);
+      expect((await storage.read((uow) => uow.identities.find('github', subject)))?.tenantId).toBe(joined[0]);
+    });
+
     it('keeps no plaintext: the tokens table holds digests only', async () => {
       const rows = await storage.execute<{ column_name: string }[]>(
         `select column_name from information_schema.columns where table_name in ('tokens', 'tenants')`,

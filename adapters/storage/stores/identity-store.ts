@@ -6,7 +6,7 @@ import { date, dateOrNull, num, textOrNull, type Row } from './sql-rows.ts';
 
 const LINK_COLUMNS = 'id, provider, subject, tenant_id, email, login, linked_by_token_id, created_at, node_id';
 /** A link as read: its row with its node's role and limits; a link whose node ended is gone (docs/decisions.md, "One tree of authority"). */
-const LINK_SELECT = `select l.id, l.provider, l.subject, l.tenant_id, l.email, l.login, l.linked_by_token_id, l.created_at, l.node_id,
+const LINK_SELECT = `select l.id, l.provider, l.subject, l.tenant_id, l.email, l.login, l.linked_by_token_id, l.created_at, l.node_id, l.join_seq,
                             n.role, n.spend_limit_cents, n.max_rental_hours
                        from identity_links l join tokens n on n.id = l.node_id and n.revoked_at is null`;
 
@@ -35,7 +35,7 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
   async find(provider: string, subject: string, tenantId?: string): Promise<IdentityLink | null> {
     const [row] =
       tenantId === undefined
-        ? await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ? order by l.created_at, l.id limit 1`, [provider, subject])
+        ? await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ? order by l.created_at, l.join_seq limit 1`, [provider, subject])
         : await this.em.execute<Row[]>(`${LINK_SELECT} where l.provider = ? and l.subject = ? and l.tenant_id = ?`, [provider, subject, tenantId]);
     return row ? toLink(row) : null;
   }
@@ -47,7 +47,7 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
 
   async tenantsOf(provider: string, subject: string): Promise<(IdentityLink & { tenantName: string })[]> {
     const rows = await this.em.execute<Row[]>(
-      `select x.*, t.name as tenant_name from (${LINK_SELECT} where l.provider = ? and l.subject = ?) x join tenants t on t.id = x.tenant_id order by x.created_at, x.id`,
+      `select x.*, t.name as tenant_name from (${LINK_SELECT} where l.provider = ? and l.subject = ?) x join tenants t on t.id = x.tenant_id order by x.created_at, x.join_seq`,
       [provider, subject],
     );
     return rows.map((row) => ({ ...toLink(row), tenantName: String(row.tenant_name) }));
@@ -60,7 +60,7 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
 
   async findByEmail(provider: string, email: string): Promise<IdentityLink | null> {
     const [row] = await this.em.execute<Row[]>(
-      `${LINK_SELECT} where l.provider = ? and lower(l.email) = lower(?) order by l.created_at desc limit 1`,
+      `${LINK_SELECT} where l.provider = ? and lower(l.email) = lower(?) order by l.created_at desc, l.join_seq desc limit 1`,
       [provider, email.trim()],
     );
     return row ? toLink(row) : null;
@@ -83,7 +83,7 @@ export class MikroIdentityLinkStore implements IdentityLinkStore {
   async listForTenant(tenantId: string, options: { lock?: boolean } = {}): Promise<IdentityLink[]> {
     // locked first, then read by a statement of its own: it sees what a transaction that held the locks committed
     if (options.lock) await this.em.execute(`select id from identity_links where tenant_id = ? order by id for update`, [tenantId]);
-    const rows = await this.em.execute<Row[]>(`${LINK_SELECT} where l.tenant_id = ? order by l.created_at, l.id`, [tenantId]);
+    const rows = await this.em.execute<Row[]>(`${LINK_SELECT} where l.tenant_id = ? order by l.created_at, l.join_seq`, [tenantId]);
     return rows.map(toLink);
   }
 
