@@ -1,4 +1,5 @@
 import type { UnitOfWork } from '../ports/storage.ts';
+import type { Reservation } from '../reservations/reservation.ts';
 import { closeClaim } from '../spot/spot-claim-service.ts';
 
 /** A pending claim has no machine: releasing it never ends billing. */
@@ -30,8 +31,7 @@ export async function releaseBookingsOf(uow: UnitOfWork, tenantId: string, token
   let claims = 0;
   for (const reservation of await uow.reservations.lockOpenOf(tenantId, tokenIds)) {
     if (reservation.status !== 'scheduled') continue;
-    await uow.tokens.addCommitment(reservation.tokenId, -reservation.commitmentCents);
-    await uow.reservations.update({ ...reservation, status: 'cancelled', commitmentCents: 0, failure: `the credential ${reservation.tokenId} ended` });
+    await cancelForEndedCredential(uow, reservation);
     reservations++;
   }
   for (const claimId of await uow.spotClaims.openOf(tenantId, tokenIds)) {
@@ -41,4 +41,13 @@ export async function releaseBookingsOf(uow: UnitOfWork, tenantId: string, token
     claims++;
   }
   return { reservations, claims };
+}
+
+/**
+ * A reservation not started whose credential ended (revoked, expired, timed out, removed) is cancelled, its commitment
+ * given back along the chain: nobody is left to rent for. `reservation` is locked, scheduled or being started.
+ */
+export async function cancelForEndedCredential(uow: UnitOfWork, reservation: Reservation): Promise<void> {
+  await uow.tokens.addCommitment(reservation.tokenId, -reservation.commitmentCents);
+  await uow.reservations.update({ ...reservation, status: 'cancelled', commitmentCents: 0, failure: `the credential ${reservation.tokenId} ended` });
 }

@@ -21,4 +21,9 @@ export interface ReservationStore {
    */
   claimDue(now: Date, staleBefore: Date, limit: number, except: readonly string[], busyProviders?: readonly string[]): Promise<Reservation[]>;
   update(reservation: Reservation): Promise<void>;
+  /**
+   * Tokens of any tenant that made scheduled reservations and whose chain (the token or one that issued it) is past
+   * its expiry at `now`: what ended by expiring still holds.
+   */
+  expiredMakers(now: Date, limit: number): Promise<{ tenantId: string; tokenId: string }[]>;
 }

@@ -4,13 +4,14 @@ import { perGpuCents } from '../market/pricing.ts';
 import type { MarketFilter } from '../market/search-filter.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Provider } from '../ports/providers.ts';
-import type { Storage } from '../ports/storage.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { Instance } from '../rentals/instance.ts';
 import type { RentalService } from '../rentals/rental-service.ts';
 import type { Adoption } from '../rentals/rent-request.ts';
 import { BookingPass } from '../bookings/booking-pass.ts';
 import { bookingRentRequest, nodeRefused } from '../bookings/booking-rental.ts';
-import type { Token } from '../tenancy/token.ts';
+import { cancelForEndedCredential } from '../bookings/end-subtree.ts';
+import { isActive, type Token } from '../tenancy/token.ts';
 import { drainQueue } from '../in-parallel.ts';
 import { NodeChooser, MAX_NODES_TRIED, providerNameOf } from '../market/node-chooser.ts';
 import { searchFilterOf } from '../market/search-terms.ts';
@@ -107,6 +108,9 @@ export class ReservationStarter {
     const now = this.clock.now();
     if (now.getTime() >= reservation.endsAt.getTime()) return this.fail(reservation, 'its window ended before a sweep could start it');
     if (!caller) return this.fail(reservation, 'the token that made it is gone');
+    // a chain that ended (expired between passes, or a runner without the sweep's lock took it first) rents for nobody:
+    // cancelled as a revocation cancels it, never failed
+    if (await this.credentialEnded(reservation, now)) return this.cancel(reservation);
     let last: unknown = null;
     let missed = false;
     const tried = new Set<string>();
@@ -132,6 +136,7 @@ export class ReservationStarter {
       if (!missed) break;
     }
     const noneLeft = `no ${last === null ? '' : 'other '}node ${reservation.search ? 'matches its search' : `of ${reservation.gpuCount} x ${reservation.gpuType}`} at or under ${ceilingPerGpuCents(reservation)} cents per GPU-hour now`;
+    if (last instanceof DomainError && last.code === 'UNAUTHENTICATED') return this.cancel(reservation);
     if (last === null) return this.fail(reservation, noneLeft);
     if (missed) return this.fail(reservation, `${messageOf(last)}; ${noneLeft}`);
     if (transient(last) && now.getTime() < reservation.startsAt.getTime() + RETRY_FOR_MS) {
@@ -191,17 +196,38 @@ export class ReservationStarter {
     };
   }
 
+  /** Whether the token that made it, or one that issued it, was revoked, expired or timed out by `now`. */
+  private async credentialEnded(reservation: Reservation, now: Date): Promise<boolean> {
+    const chain = await this.storage.read((uow) => uow.tokens.chain(reservation.tenantId, reservation.tokenId));
+    return !chain.every((token) => isActive(token, now));
+  }
+
   /** Failed with why: nothing was charged, and the commitment it held is released. */
   private async fail(reservation: Reservation, why: string): Promise<Outcome> {
-    return this.storage.transaction(async (uow) => {
-      await uow.accounts.lock(reservation.tenantId, this.clock.now());
-      const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
-      if (!locked || locked.status !== 'starting') return locked?.status === 'cancelled' ? 'cancelled' : 'started';
+    return this.end(reservation, async (uow, locked) => {
       await uow.tokens.addCommitment(locked.tokenId, -locked.commitmentCents);
       const failed: Reservation = { ...locked, status: 'failed', commitmentCents: 0, failure: `not started, nothing charged: ${why}` };
       await uow.reservations.update(failed);
       await uow.events.emit(reservationEvent(failed, 'failed', this.clock.now()));
       return 'failed';
+    });
+  }
+
+  /** Cancelled because its credential ended (end-subtree.ts): nothing was charged, the commitment is given back. */
+  private async cancel(reservation: Reservation): Promise<Outcome> {
+    return this.end(reservation, async (uow, locked) => {
+      await cancelForEndedCredential(uow, locked);
+      return 'cancelled';
+    });
+  }
+
+  /** Ends a start under the account's lock, unless something else ended or started it meanwhile. */
+  private async end(reservation: Reservation, how: (uow: UnitOfWork, locked: Reservation) => Promise<Outcome>): Promise<Outcome> {
+    return this.storage.transaction(async (uow) => {
+      await uow.accounts.lock(reservation.tenantId, this.clock.now());
+      const locked = await uow.reservations.lock(reservation.tenantId, reservation.id);
+      if (!locked || locked.status !== 'starting') return locked?.status === 'cancelled' ? 'cancelled' : 'started';
+      return how(uow, locked);
     });
   }
 }

@@ -11,6 +11,7 @@ import { breakers } from './steps/breakers.ts';
 import { budgetMail, budgetStops, type BudgetEnforcement } from './steps/budgets.ts';
 import { hourBlocks } from './steps/hour-blocks.ts';
 import { expiredQuotes } from './steps/expired-quotes.ts';
+import { expiredTokens } from './steps/expired-tokens.ts';
 import { idleTokens, type RevocationAnnouncer } from './steps/idle-tokens.ts';
 import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
@@ -70,6 +71,8 @@ export function passPlan(parts: SweepParts): PassPlan {
       // before the removals and the blocks: an idle token's machines end at its deadline, or at a removal time
       // before it; no block past it is taken
       idleTokens(parts),
+      // a chain that expired holds no reservation: cancelled before any start of this pass could take one
+      expiredTokens(parts),
       removals(parts),
       hourBlocks(parts),
       // before any breaker looks at an account: a recharge pays the blocks still owed

@@ -42,6 +42,8 @@ export interface PassCounts {
   idleTimeouts: number;
   /** Unused quotes a day past their expiry, deleted. */
   quotesPruned: number;
+  /** Scheduled reservations cancelled because the token that made them (or one that issued it) expired. */
+  reservationsCancelled: number;
 }
 
 /**
@@ -109,6 +111,7 @@ const COUNTS = [
   'startsLeftRunning',
   'idleTimeouts',
   'quotesPruned',
+  'reservationsCancelled',
 ] as const satisfies readonly (keyof PassCounts)[];
 
 /** Adds a step's report to the pass's: counts summed, errors and conflicts appended in the order they came. */
@@ -161,6 +164,7 @@ export const emptyReport = (at: Date): SweepReport => ({
   startsLeftRunning: 0,
   idleTimeouts: 0,
   quotesPruned: 0,
+  reservationsCancelled: 0,
   oldestDueStartSeconds: null,
 });
 
@@ -195,6 +199,7 @@ export const passOutcome = (report: SweepReport): SweepPassOutcome => ({
     spot_claims_expired: report.spotClaimsExpired,
     idle_timeouts: report.idleTimeouts,
     quotes_pruned: report.quotesPruned,
+    reservations_cancelled: report.reservationsCancelled,
     machines_recovered: report.machinesRecovered,
     recoveries_failed: report.recoveriesFailed,
     conflicts: report.conflicts.length,

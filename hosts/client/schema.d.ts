@@ -3050,6 +3050,8 @@ export interface components {
             idle_timeouts: number;
             /** @description Unused quotes a day past their expiry, deleted (renting by one answers 404 from then on). */
             quotes_pruned: number;
+            /** @description Scheduled reservations cancelled because the token that made them, or one that issued it, expired (their commitments given back). */
+            reservations_cancelled: number;
             /** @description Replacements rented for machines with managed recovery that were lost, preempted or failed at their provider. */
             machines_recovered: number;
             /** @description Machines with managed recovery that could not be replaced (see their recovery.failure). */

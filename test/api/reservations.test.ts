@@ -347,6 +347,48 @@ describe('the start, by the sweep', () => {
     for (const t of [paused.token, root.token]) expect((await call('GET', '/v1/instances', { token: t })).body).toEqual([]);
   });
 
+  it('is cancelled when its token merely expires, as a revocation does: at the next pass, or at its start, its commitment given back along the chain', async () => {
+    const root = await world.fundedTenant(50);
+    const issue = async (body: Record<string, unknown>) => {
+      const made = await call('POST', '/v1/tokens', { token: root.token, body: { scopes: ['read', 'rent'], spend_limit_usd: 100, ...body } });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      return made.body as { id: string; token: string };
+    };
+    // one expires before its reservation starts, and a pass runs in between; the other expires and its start comes first
+    const early = await issue({ expires_at: later(5 * MINUTE) });
+    const late = await issue({ expires_at: later(20 * MINUTE) });
+    const [earlyNode, lateNode] = [await takeNode(), await takeNode()];
+    const first = (await reserve(early.token, { node_id: earlyNode.id, starts_at: later(60 * MINUTE) })).body;
+    const second = (await reserve(late.token, { node_id: lateNode.id, starts_at: later(30 * MINUTE) })).body;
+    const tokens = async () => new Map<string, number>((await call('GET', '/v1/tokens', { token: root.token })).body.map((t: { id: string; committed_cents: number }) => [t.id, t.committed_cents]));
+    expect((await tokens()).get(root.tokenId)).toBe(2 * earlyNode.rate + 2 * lateNode.rate);
+
+    world.clock.set(new Date(world.clock.now().getTime() + 10 * MINUTE));
+    await sweep();
+    const cancelled = await reservation(root.token, first.id);
+    expect(cancelled).toMatchObject({ status: 'cancelled', instance_id: null });
+    expect(cancelled.failure).toMatch(/ended/);
+    expect(await tokens()).toEqual(new Map([[root.tokenId, 2 * lateNode.rate], [early.id, 0], [late.id, 2 * lateNode.rate]]));
+
+    // the second's token expires and a runner that does not hold the sweep's lock (the start steps alone) takes its
+    // start before any pass looked at it: the start cancels it, nothing rented
+    world.clock.set(new Date(second.starts_at));
+    const starter = new ReservationStarter({
+      storage: world.api.plane.storage,
+      clock: world.api.plane.clock,
+      rentals: world.api.plane.services.rentals,
+      market: world.api.plane.services.market,
+      providers: world.api.plane.providers,
+    });
+    expect(await starter.startDue()).toMatchObject({ started: 0, failed: 0 });
+    const atStart = await reservation(root.token, second.id);
+    expect(atStart).toMatchObject({ status: 'cancelled', instance_id: null });
+    expect(atStart.failure).toMatch(/ended/);
+    expect(await tokens()).toEqual(new Map([[root.tokenId, 0], [early.id, 0], [late.id, 0]]));
+    expect((await call('GET', '/v1/instances', { token: root.token })).body).toEqual([]);
+    expect((await world.balance(root.token)).balance_cents).toBe(5_000);
+  });
+
   it('fails when the window passed before a sweep could start it', async () => {
     const { token } = await world.fundedTenant(50);
     const made = (await reserve(token, { node_id: (await takeNode()).id, hours: 1 })).body;

@@ -120,6 +120,20 @@ export class MikroReservationStore implements ReservationStore {
     return rows.map(toReservation).sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime() || (a.id < b.id ? -1 : 1));
   }
 
+  async expiredMakers(now: Date, limit: number): Promise<{ tenantId: string; tokenId: string }[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select distinct r.tenant_id, r.token_id
+         from reservations r
+         join tokens t on t.id = r.token_id
+         join tokens a on a.id = t.id or a.id = any(t.ancestor_ids)
+        where r.status = 'scheduled' and a.expires_at <= ?
+        order by r.tenant_id, r.token_id
+        limit ?`,
+      [now, limit],
+    );
+    return rows.map((row) => ({ tenantId: String(row.tenant_id), tokenId: String(row.token_id) }));
+  }
+
   async update(r: Reservation): Promise<void> {
     await this.em.execute(
       `update reservations set status = ?, rate_cents_per_hour = ?, commitment_cents = ?, instance_id = ?, failure = ?, claimed_at = ? where id = ?`,
