@@ -9,7 +9,7 @@ import type { Provider } from '../../core/ports/providers.ts';
 import { fastHyperstackConfig } from '../fakes/hyperstack/adapter-config.ts';
 import { startFakeHyperstack } from '../fakes/hyperstack/server.ts';
 import { fastShadeformConfig } from '../fakes/shadeform/adapter-config.ts';
-import { startFakeShadeform } from '../fakes/shadeform/server.ts';
+import { startFakeShadeform, type FakeShadeform } from '../fakes/shadeform/server.ts';
 import { fastVerdaConfig } from '../fakes/verda/adapter-config.ts';
 import { startFakeVerda } from '../fakes/verda/server.ts';
 import { configFromEnv } from '../../hosts/composition/config.ts';
@@ -40,6 +40,8 @@ interface Cloud {
   isCreate(exchange: RecordedExchange): boolean;
   /** null: not a volume host. */
   volumeRegion: string | null;
+  /** The capabilities beyond terminate it states in GET /v1/providers. */
+  operations: string[];
 }
 
 const CLOUDS: Cloud[] = [
@@ -61,6 +63,7 @@ const CLOUDS: Cloud[] = [
     description: { file: 'verda-openapi.json', options: { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' } },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances',
     volumeRegion: 'FIN-01',
+    operations: ['spot'],
   },
   {
     name: 'hyperstack',
@@ -85,6 +88,7 @@ const CLOUDS: Cloud[] = [
     description: { file: 'hyperstack-openapi.json', options: {} },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/core/virtual-machines',
     volumeRegion: 'CANADA-1',
+    operations: ['reboot'],
   },
   {
     name: 'shadeform',
@@ -95,12 +99,13 @@ const CLOUDS: Cloud[] = [
     start: async () => {
       const fake = await startFakeShadeform();
       fake.state.bootMs = 0;
+      shadeformFake = fake;
       return {
         // the clouds this server reaches directly are left out of Shadeform's offers
         provider: createShadeformProvider(fastShadeformConfig(fake, { retries: 0 }), { enabledProviders: ['sandbox', 'verda', 'hyperstack', 'shadeform'], providerNamed }),
         close: fake.close,
         machines: () => [...fake.state.instances.values()].filter((i) => i.deletedAt === null).length,
-        volumes: () => 0,
+        volumes: () => fake.state.volumes.size,
         exchanges: () => fake.state.exchanges,
         upstreamPrice: (offerId) => {
           const [, cloud, type] = /^([a-z0-9]+):(.+)@/.exec(offerId)!;
@@ -110,11 +115,14 @@ const CLOUDS: Cloud[] = [
     },
     description: { file: 'shadeform-openapi.json', options: {} },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances/create',
-    volumeRegion: null,
+    volumeRegion: 'us-central-1',
+    operations: ['reboot', 'spot'],
   },
 ];
 
 const MARKUP_BPS = 1_000;
+/** The Shadeform fake behind the API, for its spot market. */
+let shadeformFake: FakeShadeform;
 
 let api: TestApi;
 let token: string;
@@ -140,7 +148,13 @@ describe.each(CLOUDS)('$name through the API', (cloud) => {
   it('is listed by GET /v1/providers with its SSH user and what it supports', async () => {
     const answer = await api.call('GET', '/v1/providers', { token });
     const listed = answer.body.providers.find((p: { name: string }) => p.name === cloud.name);
-    expect(listed).toMatchObject({ name: cloud.name, ssh_user: cloud.sshUser, supported_operations: expect.arrayContaining(['terminate', ...fake().provider.machineOptions]) });
+    expect(listed).toMatchObject({
+      name: cloud.name,
+      ssh_user: cloud.sshUser,
+      volumes: cloud.volumeRegion !== null,
+      supported_operations: expect.arrayContaining(['terminate', ...cloud.operations, ...fake().provider.machineOptions]),
+    });
+    for (const operation of ['reboot', 'spot']) expect(listed.supported_operations.includes(operation)).toBe(cloud.operations.includes(operation));
   });
 
   it('lists its offers in a search at its own price plus the markup, rents one machine there with a request its description accepts, shows SSH host, port and user, and terminates it', async () => {
@@ -190,6 +204,41 @@ describe.each(CLOUDS.filter((cloud) => cloud.volumeRegion !== null))('$name volu
     expect(fake.volumes()).toBe(1);
     expect((await api.call('DELETE', `/v1/volumes/${made.body.id}`, { token })).status).toBe(204);
     expect(fake.volumes()).toBe(0);
+  });
+});
+
+describe('Shadeform spot through the API', () => {
+  const sweep = async () => {
+    const pass = await api.call('POST', '/v1/operator/sweep', { headers: OPERATOR });
+    expect(pass.status).toBe(200);
+    expect(pass.body.errors, JSON.stringify(pass.body.errors)).toEqual([]);
+    return pass.body;
+  };
+
+  it('a spot claim rents a Shadeform spot machine at its spot price; one its cloud took back reads preempted and the next pass rents another', async () => {
+    const search = (await api.call('GET', '/v1/gpus?provider=shadeform&limit=1000', { token })).body.nodes as { id: string; supported_operations: string[]; spot_price_per_gpu_hour_cents: number | null }[];
+    const node = search.find((n) => n.id === 'shadeform:massedcompute:A6000@us-central-1')!;
+    expect(node.supported_operations).toContain('spot');
+    expect(node.spot_price_per_gpu_hour_cents).toBe(rateCentsPerHour('0.31', MARKUP_BPS));
+    const claim = await api.call('POST', '/v1/spot-claims', { token, body: { node_id: node.id, max_price_per_gpu_hour: '0.50', gpu_count: 1, hours: 2, name: 'spot' } });
+    expect(claim.status, JSON.stringify(claim.body)).toBe(201);
+
+    expect((await sweep()).spot_claims_rented).toBe(1);
+    const active = (await api.call('GET', `/v1/spot-claims/${claim.body.id}`, { token })).body;
+    expect(active).toMatchObject({ status: 'active', instance_id: expect.stringMatching(/^ins_/) });
+    const first = [...shadeformFake.state.instances.values()].find((i) => i.name === active.instance_id)!;
+    expect(first.rentalType).toBe('spot');
+    const instance = (await api.call('GET', `/v1/instances/${active.instance_id}`, { token })).body;
+    expect(instance).toMatchObject({ provider: 'shadeform', node_id: node.id, rate_cents_per_hour: node.spot_price_per_gpu_hour_cents });
+
+    shadeformFake.state.preempt(first.id);
+    const pass = await sweep();
+    expect(pass.preempted).toBe(1);
+    expect((await api.call('GET', `/v1/instances/${active.instance_id}`, { token })).body.status).toBe('terminated');
+    const again = (await api.call('GET', `/v1/spot-claims/${claim.body.id}`, { token })).body;
+    expect(again).toMatchObject({ status: 'active', preemptions: 1 });
+    expect(again.instance_id).not.toBe(active.instance_id);
+    expect((await api.call('DELETE', `/v1/spot-claims/${claim.body.id}`, { token })).status).toBe(200);
   });
 });
 

@@ -8,6 +8,7 @@ import { gpuFamily } from '../../../core/market/gpu-family.ts';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { Machine, MachineStatus } from '../../../core/ports/providers.ts';
 import { isInstanceId } from '../../../core/rentals/instance.ts';
+import { multiplyDecimal } from '../shared/decimal.ts';
 
 export const PROVIDER_NAME = 'runpod';
 
@@ -64,15 +65,8 @@ export function priceText(value: number | string | null | undefined): string | n
   return null;
 }
 
-/** "0.3466666666" x 3 -> "1.0399999998": integer math on the digits, then the point put back. */
-export function multiplyDecimal(text: string, factor: number): string {
-  const match = PLAIN_DECIMAL.exec(text);
-  if (!match || !Number.isSafeInteger(factor) || factor < 0) throw new RangeError(`cannot multiply ${text} by ${factor}`);
-  const fraction = match[2] ?? '';
-  const product = (BigInt(match[1]! + fraction) * BigInt(factor)).toString().padStart(fraction.length + 1, '0');
-  const cut = product.length - fraction.length;
-  return tidy(product.slice(0, cut), product.slice(cut));
-}
+/** "0.3466666666" x 3 -> "1.0399999998": exact, on the digits (shared with the other adapters). */
+export { multiplyDecimal };
 
 const isPositive = (text: string): boolean => /[1-9]/.test(text);
 

@@ -1,8 +1,21 @@
 import { ZodError } from 'zod';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { StandardFilter } from '../../../core/market/search-filter.ts';
-import { ProviderFailure, type CreateMachineRequest, type Machine, type MachineOption, type Provider, type Rebootable } from '../../../core/ports/providers.ts';
+import {
+  ProviderFailure,
+  type CreateMachineRequest,
+  type Machine,
+  type MachineOption,
+  type Provider,
+  type Rebootable,
+  type SpotMachineRequest,
+  type SpotMarket,
+  type UpstreamVolume,
+  type VolumeHost,
+  type VolumeOffer,
+} from '../../../core/ports/providers.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
+import { spotBid } from '../shared/spot-bid.ts';
 import { ShadeformApiError, ShadeformTransportError, type ShadeformClient } from './client.ts';
 import {
   createBody,
@@ -21,8 +34,15 @@ import {
   sshKeyListSchema,
   toMachine,
   toOffers,
+  toVolume,
+  volumeListSchema,
+  volumePlaces,
+  volumeSchema,
+  volumeTypesSchema,
   type OfferContext,
+  type ShadeformInstance,
   type ShadeformInstanceType,
+  type ShadeformVolume,
 } from './mapping.ts';
 
 type Operation = 'create' | 'action' | 'read';
@@ -48,11 +68,12 @@ const isGone = (error: unknown): boolean => error instanceof ShadeformApiError &
  * Shadeform resells other clouds' machines: its offers name the cloud behind each (`underlyingCloud`), and the clouds
  * this control plane reaches directly are left out, so one machine is not listed twice. A create is asynchronous
  * (pending until active); each machine states its own SSH user and port. One SSH key by id, the others and a startup
- * script through a launch script; restart. No container options (a launch is a script or a container, not both).
+ * script through a launch script; one volume of the machine's cloud and region; restart; spot where its clouds sell
+ * it (the bid is a ceiling the adapter keeps). No container options (a launch is a script or a container, not both).
  */
-export class ShadeformProvider implements Provider, Rebootable {
+export class ShadeformProvider implements Provider, Rebootable, VolumeHost, SpotMarket {
   readonly name = PROVIDER;
-  readonly machineOptions: readonly MachineOption[] = ['ssh_keys', 'startup_script'];
+  readonly machineOptions: readonly MachineOption[] = ['ssh_keys', 'startup_script', 'volumes'];
   readonly extraFilterKeys: readonly string[] = EXTRA_FILTER_KEYS;
   readonly unfilterable: readonly StandardFilter[] = ['min_download_mbps', 'min_ports'];
   private readonly client: ShadeformClient;
@@ -85,7 +106,19 @@ export class ShadeformProvider implements Provider, Rebootable {
     return (await this.listOffers(signal)).find((offer) => offer.id === `${PROVIDER}:${offerId}`) ?? null;
   }
 
-  async createMachine(request: CreateMachineRequest): Promise<Machine> {
+  createMachine(request: CreateMachineRequest): Promise<Machine> {
+    return this.launch(request, null);
+  }
+
+  /** Shadeform's spot price is its own, not an auction: the bid is a ceiling this adapter keeps (shared/spot-bid.ts). */
+  async createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
+    const offer = await this.getOffer(request.offerId).catch((error: unknown) => {
+      throw toFailure('read', 'check the spot price', error);
+    });
+    return this.launch(request, spotBid(PROVIDER, request, offer));
+  }
+
+  private async launch(request: CreateMachineRequest, bid: string | null): Promise<Machine> {
     const where = parseOfferId(request.offerId);
     if (!where) throw new ProviderFailure(PROVIDER, 'rejected', `no such offer: ${request.offerId}`);
     const unsupported = unsupportedOptions(request, this.machineOptions);
@@ -95,13 +128,14 @@ export class ShadeformProvider implements Provider, Rebootable {
     if (this.context.excluded.has(this.context.providerNamed(where.cloud))) {
       throw new ProviderFailure(PROVIDER, 'rejected', `${where.cloud} is reached directly here, not through Shadeform`);
     }
+    await this.checkVolumes(request.volumeIds, where);
     const [firstKey, ...extraKeys] = request.sshPublicKeys;
     const sshKeyId = firstKey === undefined ? null : await this.sshKeyIdFor(firstKey, request.label);
     let id: string;
     try {
       const data = await this.client.call('POST', '/instances/create', {
         idempotent: false,
-        body: createBody({ ...where, label: request.label, sshKeyId, extraKeys, startupScript: request.startupScript, volumeIds: request.volumeIds }),
+        body: createBody({ ...where, label: request.label, sshKeyId, extraKeys, startupScript: request.startupScript, volumeIds: request.volumeIds, bid }),
       });
       id = createdSchema.parse(data).id;
     } catch (error) {
@@ -117,13 +151,31 @@ export class ShadeformProvider implements Provider, Rebootable {
     return launchedMachine(id, request.label);
   }
 
-  async getMachine(machineId: string): Promise<Machine | null> {
+  /** Shadeform mounts one volume, of the machine's own cloud and region, not mounted elsewhere. */
+  private async checkVolumes(volumeIds: readonly string[], where: { cloud: string; region: string }): Promise<void> {
+    if (volumeIds.length > 1) throw new ProviderFailure(PROVIDER, 'rejected', 'Shadeform mounts one volume on a machine');
+    for (const volumeId of volumeIds) {
+      const volume = await this.volume(volumeId);
+      if (!volume) throw new ProviderFailure(PROVIDER, 'rejected', `create instance: no volume ${volumeId}`);
+      if (volume.cloud !== where.cloud || volume.region !== where.region) {
+        throw new ProviderFailure(PROVIDER, 'rejected', `create instance: volume ${volumeId} is on ${volume.cloud} in ${volume.region}, the offer on ${where.cloud} in ${where.region}`);
+      }
+      if (volume.mounted_by) throw new ProviderFailure(PROVIDER, 'rejected', `create instance: volume ${volumeId} is mounted by instance ${volume.mounted_by}`);
+    }
+  }
+
+  private async instance(machineId: string): Promise<ShadeformInstance | null> {
     try {
-      return toMachine(instanceSchema.parse(await this.client.call('GET', `/instances/${encodeURIComponent(machineId)}/info`, { idempotent: true })));
+      return instanceSchema.parse(await this.client.call('GET', `/instances/${encodeURIComponent(machineId)}/info`, { idempotent: true }));
     } catch (error) {
       if (isGone(error)) return null;
       throw toFailure('read', 'get instance', error);
     }
+  }
+
+  async getMachine(machineId: string): Promise<Machine | null> {
+    const instance = await this.instance(machineId);
+    return instance && toMachine(instance);
   }
 
   async listMachines(): Promise<Machine[]> {
@@ -152,6 +204,88 @@ export class ShadeformProvider implements Provider, Rebootable {
       await this.client.call('POST', `/instances/${encodeURIComponent(machineId)}/restart`, { idempotent: false });
     } catch (error) {
       throw toFailure('action', 'restart instance', error);
+    }
+  }
+
+  // ---- volumes ----
+
+  private async places(): Promise<Map<string, { cloud: string; priceUsdPerGbMonth: string }>> {
+    try {
+      const { volume_types: types } = volumeTypesSchema.parse(await this.client.call('GET', '/volumes/types', { idempotent: true }));
+      return volumePlaces(types, this.context);
+    } catch (error) {
+      throw toFailure('read', 'list volume types', error);
+    }
+  }
+
+  async volumeOffers(): Promise<VolumeOffer[]> {
+    return [...(await this.places())].map(([region, place]) => ({ region, priceUsdPerGbMonth: place.priceUsdPerGbMonth }));
+  }
+
+  /** Our volume id is its name (a volume has no tags); made on the cloud that offers the region (volumePlaces). */
+  async createVolume(request: { label: string; name: string; sizeGb: number; region: string }): Promise<UpstreamVolume> {
+    const place = (await this.places()).get(request.region);
+    if (!place) throw new ProviderFailure(PROVIDER, 'rejected', `create volume: Shadeform makes no volumes in ${request.region}`);
+    let volumeId: string;
+    try {
+      const data = await this.client.call('POST', '/volumes/create', {
+        idempotent: false,
+        body: { cloud: place.cloud, region: request.region, size_in_gb: request.sizeGb, name: request.label },
+      });
+      volumeId = createdSchema.parse(data).id;
+    } catch (error) {
+      throw toFailure('create', 'create volume', error);
+    }
+    try {
+      const made = await this.getVolume(volumeId);
+      if (made) return made;
+    } catch {
+      // what we know
+    }
+    return { volumeId, label: request.label, region: request.region, sizeGb: request.sizeGb, status: 'creating' };
+  }
+
+  private async volume(volumeId: string): Promise<ShadeformVolume | null> {
+    try {
+      return volumeSchema.parse(await this.client.call('GET', `/volumes/${encodeURIComponent(volumeId)}/info`, { idempotent: true }));
+    } catch (error) {
+      if (isGone(error)) return null;
+      throw toFailure('read', 'get volume', error);
+    }
+  }
+
+  async getVolume(volumeId: string): Promise<UpstreamVolume | null> {
+    const volume = await this.volume(volumeId);
+    return volume && toVolume(volume);
+  }
+
+  async listVolumes(): Promise<UpstreamVolume[]> {
+    try {
+      const { volumes } = volumeListSchema.parse(await this.client.call('GET', '/volumes', { idempotent: true }));
+      return volumes.map(toVolume).filter((v) => v.label !== null);
+    } catch (error) {
+      throw toFailure('read', 'list volumes', error);
+    }
+  }
+
+  /**
+   * Shadeform refuses to delete a volume still mounted. Once its instance is being deleted the refusal passes by
+   * itself (deletes are asynchronous): unavailable, tried again later, rather than refused for good.
+   */
+  async deleteVolume(volumeId: string): Promise<void> {
+    try {
+      await this.client.call('POST', `/volumes/${encodeURIComponent(volumeId)}/delete`, { idempotent: true });
+    } catch (error) {
+      if (isGone(error)) return;
+      const failure = toFailure('action', `delete volume ${volumeId}`, error);
+      if (failure.kind === 'rejected') {
+        const mountedBy = (await this.volume(volumeId).catch(() => null))?.mounted_by;
+        const instance = mountedBy ? await this.instance(mountedBy).catch(() => undefined) : undefined;
+        if (instance === null || instance?.status === 'deleting' || instance?.status === 'deleted') {
+          throw new ProviderFailure(PROVIDER, 'unavailable', `delete volume ${volumeId}: its machine ${mountedBy} is still being deleted`, failure.status);
+        }
+      }
+      throw failure;
     }
   }
 

@@ -61,3 +61,10 @@ export function divideDecimalDown(a: string, divisor: number, places: number): s
   const x = scaled(a);
   return text((x.digits * 10n ** BigInt(places)) / (10n ** BigInt(x.scale) * BigInt(divisor)), places);
 }
+
+/** a * factor, exact (a whole factor: hours in a month, GPUs in a machine). */
+export function multiplyDecimal(a: string, factor: number): string {
+  if (!Number.isSafeInteger(factor) || factor < 0) throw new RangeError(`cannot multiply by ${factor}`);
+  const x = scaled(a);
+  return text(x.digits * BigInt(factor), x.scale);
+}

@@ -15,6 +15,7 @@ import {
 } from '../../../core/ports/providers.ts';
 import { compareDecimal } from '../shared/decimal.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
+import { spotBid } from '../shared/spot-bid.ts';
 import { VerdaApiError, VerdaTransportError, type VerdaClient } from './client.ts';
 import {
   availabilitySchema,
@@ -136,18 +137,12 @@ export class VerdaProvider implements Provider, VolumeHost, SpotMarket {
     return this.deploy(request, null);
   }
 
-  /** Verda's spot price is its own, not an auction: a bid under it is refused here, at or over it deploys a spot machine. */
+  /** Verda's spot price is its own, not an auction: the bid is a ceiling this adapter keeps (shared/spot-bid.ts). */
   async createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
     const offer = await this.getOffer(request.offerId).catch((error: unknown) => {
       throw toFailure('read', 'check the spot price', error);
     });
-    if (!offer) throw new ProviderFailure(PROVIDER, 'rejected', `no such offer: ${request.offerId}`);
-    if (!offer.spotPriceUsdPerHour) throw new ProviderFailure(PROVIDER, 'rejected', `${request.offerId} has no spot capacity now`);
-    const bid = decimalOf(request.bidUsdPerHour);
-    if (bid === null || compareDecimal(bid, offer.spotPriceUsdPerHour) < 0) {
-      throw new ProviderFailure(PROVIDER, 'rejected', `bid ${request.bidUsdPerHour} is under the spot price ${offer.spotPriceUsdPerHour}`);
-    }
-    return this.deploy(request, bid);
+    return this.deploy(request, spotBid(PROVIDER, request, offer));
   }
 
   private async deploy(request: CreateMachineRequest, bid: string | null): Promise<Machine> {

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { providerNamed } from '../../../adapters/providers/registry.ts';
 import { createShadeformProvider, shadeformModule, type ShadeformProviderConfig } from '../../../adapters/providers/shadeform/index.ts';
-import type { Provider, Rebootable } from '../../../core/ports/providers.ts';
+import type { Provider, Rebootable, SpotMarket, VolumeHost } from '../../../core/ports/providers.ts';
 import { extraKeysOf, fastShadeformConfig, launchScriptOf } from '../../fakes/shadeform/adapter-config.ts';
 import { startFakeShadeform, type FakeShadeform } from '../../fakes/shadeform/server.ts';
 import { failureOf, machineRequest, providerContract } from '../provider-contract.ts';
+import { spotMarketContract } from '../spot-market-contract.ts';
+import { volumeHostContract } from '../volume-host-contract.ts';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOurShadeformKey alice@laptop';
 
@@ -20,14 +22,48 @@ providerContract('shadeform', async () => {
       return {
         sshPublicKeys: [...(instance.sshKeyId ? [fake.state.sshKeys.get(instance.sshKeyId)!.public_key] : []), ...extraKeysOf(script)],
         startupScript: script,
+        volumeIds: instance.volumeIds,
       };
     },
+    // a volume is of one cloud and region: an offer of a cloud that makes volumes there
+    offerForOptions: (offers) => offers.find((o) => o.id === 'shadeform:massedcompute:A6000@us-central-1')!,
+    volumeFor: async (offer) => (await provider.createVolume({ label: 'vol_contract', name: 'contract', sizeGb: 10, region: offer.region! })).volumeId,
+  };
+});
+
+volumeHostContract('shadeform', async () => {
+  const fake = await startFakeShadeform();
+  // a deleted machine lets go of its volume once deleted, not while deleting
+  fake.state.deleteMs = 0;
+  const provider = createShadeformProvider(fastShadeformConfig(fake));
+  return {
+    provider,
+    region: 'us-central-1',
+    // ".0001" a GB-hour, 730 hours a month
+    priceUsdPerGbMonth: '0.073',
+    reportsInUse: true,
+    attach: async (volumeId) =>
+      (await provider.createMachine(machineRequest({ offerId: 'massedcompute:A6000@us-central-1', label: 'ins_attach1', sshPublicKeys: [KEY], volumeIds: [volumeId] }))).machineId,
+    upstreamLabelOf: async (volumeId) => fake.state.volumes.get(volumeId)?.name ?? null,
+    close: fake.close,
+  };
+});
+
+spotMarketContract('shadeform', async () => {
+  const fake = await startFakeShadeform();
+  const provider = createShadeformProvider(fastShadeformConfig(fake));
+  return {
+    provider,
+    setSpotPrice: async (offer, price) => fake.state.setSpotPrice(String(offer.attributes.cloud), String(offer.attributes.shade_instance_type), offer.region!, price),
+    // Lambda's machines are sold on demand only
+    offerWithoutSpot: (offers) => offers.find((o) => o.id === 'shadeform:lambdalabs:A6000@us-south-1'),
+    close: fake.close,
   };
 });
 
 describe('shadeform adapter', () => {
   let fake: FakeShadeform;
-  const open = async (overrides: Partial<ShadeformProviderConfig> = {}, enabledProviders: string[] = []): Promise<Provider & Rebootable> => {
+  const open = async (overrides: Partial<ShadeformProviderConfig> = {}, enabledProviders: string[] = []): Promise<Provider & Rebootable & VolumeHost & SpotMarket> => {
     fake = await startFakeShadeform();
     return createShadeformProvider(fastShadeformConfig(fake, overrides), { enabledProviders, providerNamed });
   };
@@ -46,6 +82,74 @@ describe('shadeform adapter', () => {
     expect(offers.find((o) => o.id === 'shadeform:lambdalabs:A6000@us-west-1')?.available).toBe(0);
     expect(offers.find((o) => o.id === 'shadeform:datacrunch:H100@FIN-01')).toMatchObject({ underlyingCloud: 'verda', priceUsdPerHour: '2.29', country: 'FI' });
     expect(offers.find((o) => o.id === 'shadeform:massedcompute:L40S@us-central-1')).toMatchObject({ underlyingCloud: 'massedcompute', gpuCount: 2, priceUsdPerHour: '1.80' });
+  });
+
+  it('reads the spot entry of a region as its spot price, none where spot is not available, and an entry without rental_type as on demand', async () => {
+    const provider = await open();
+    const offers = await provider.listOffers();
+    expect(offers.find((o) => o.id === 'shadeform:massedcompute:A6000@us-central-1')).toMatchObject({ priceUsdPerHour: '0.62', spotPriceUsdPerHour: '0.31', available: 1 });
+    expect(offers.find((o) => o.id === 'shadeform:massedcompute:L40S@us-central-1')?.spotPriceUsdPerHour).toBeNull();
+    expect(offers.find((o) => o.id === 'shadeform:lambdalabs:A6000@us-south-1')?.spotPriceUsdPerHour).toBeNull();
+    // spot alone in a region: listed, not available on demand
+    fake.state.types.find((t) => t.cloud === 'vultr')!.spot.push({ region: 'lax', available: true, hourly_price: 70 });
+    expect((await provider.listOffers()).filter((o) => o.id === 'shadeform:vultr:A100_80G@lax')).toEqual([expect.objectContaining({ available: 0, spotPriceUsdPerHour: '0.70' })]);
+  });
+
+  it('makes a spot machine with rental_type spot and its bid in a tag, reads it preempted once its price passes the bid, and refuses a bid under the spot price before any create', async () => {
+    const provider = await open();
+    const spot = await provider.createSpotMachine({ ...machineRequest({ offerId: 'massedcompute:A6000@us-central-1', label: 'ins_spot1', sshPublicKeys: [KEY] }), bidUsdPerHour: '0.40' });
+    const [create] = fake.state.exchangesTo('POST', '/instances/create');
+    expect(create!.body).toMatchObject({ rental_type: 'spot', tags: ['ins_spot1', 'cp-bid=0.40'] });
+    expect(spot).toMatchObject({ label: 'ins_spot1', status: 'provisioning', priceUsdPerHour: '0.31' });
+    fake.state.setSpotPrice('massedcompute', 'A6000', 'us-central-1', '0.41');
+    expect((await provider.getMachine(spot.machineId))?.status).toBe('preempted');
+    // an on-demand machine is never over a bid
+    const onDemand = await provider.createMachine(machineRequest({ offerId: 'massedcompute:A6000@us-central-1', label: 'ins_spot2', sshPublicKeys: [KEY] }));
+    expect(fake.state.exchangesTo('POST', '/instances/create')[1]!.body).not.toHaveProperty('rental_type');
+    expect((await provider.getMachine(onDemand.machineId))?.status).toBe('provisioning');
+    expect((await failureOf(provider.createSpotMachine({ ...machineRequest({ offerId: 'massedcompute:A6000@us-central-1', label: 'ins_spot3' }), bidUsdPerHour: '0.40' }))).kind).toBe('rejected');
+    expect((await failureOf(provider.createSpotMachine({ ...machineRequest({ offerId: 'massedcompute:L40S@us-central-1', label: 'ins_spot4' }), bidUsdPerHour: '9' }))).message).toMatch(/no spot capacity/);
+    expect(fake.state.exchangesTo('POST', '/instances/create')).toHaveLength(2);
+  });
+
+  it('offers a volume region once, on the cheapest of its clouds, leaves out the clouds reached directly, and makes the volume there', async () => {
+    const provider = await open({}, ['lambda']);
+    fake.state.volumeTypes.push({ cloud: 'hyperstack', region: 'us-central-1', price_per_gb_per_hour: '0.00005' }, { cloud: 'oblivus', region: 'us-central-1', price_per_gb_per_hour: '0.00009' });
+    const offers = await provider.volumeOffers();
+    expect(offers.map((o) => o.region).sort()).toEqual(['FIN-01', 'ewr', 'us-central-1']);
+    expect(offers.find((o) => o.region === 'us-central-1')?.priceUsdPerGbMonth).toBe('0.0365');
+    const volume = await provider.createVolume({ label: 'vol_cheap1', name: 'data', sizeGb: 50, region: 'us-central-1' });
+    expect(fake.state.exchangesTo('POST', '/volumes/create')[0]!.body).toEqual({ cloud: 'hyperstack', region: 'us-central-1', size_in_gb: 50, name: 'vol_cheap1' });
+    expect(volume).toMatchObject({ label: 'vol_cheap1', region: 'us-central-1', sizeGb: 50, status: 'available' });
+    expect((await failureOf(provider.createVolume({ label: 'vol_direct1', name: 'data', sizeGb: 10, region: 'us-south-1' }))).kind).toBe('rejected');
+  });
+
+  it("mounts one volume, of the offer's own cloud and region, and refuses others before any create", async () => {
+    const provider = await open();
+    const here = await provider.createVolume({ label: 'vol_mount1', name: 'a', sizeGb: 10, region: 'us-central-1' });
+    const second = await provider.createVolume({ label: 'vol_mount2', name: 'b', sizeGb: 10, region: 'us-central-1' });
+    const elsewhere = await provider.createVolume({ label: 'vol_mount3', name: 'c', sizeGb: 10, region: 'ewr' });
+    const refused = async (offerId: string, volumeIds: string[]) => (await failureOf(provider.createMachine(machineRequest({ offerId, label: 'ins_vol1', sshPublicKeys: [KEY], volumeIds })))).message;
+    expect(await refused('massedcompute:A6000@us-central-1', [here.volumeId, second.volumeId])).toMatch(/one volume/);
+    expect(await refused('massedcompute:A6000@us-central-1', [elsewhere.volumeId])).toMatch(/on vultr in ewr, the offer on massedcompute in us-central-1/);
+    const machine = await provider.createMachine(machineRequest({ offerId: 'massedcompute:A6000@us-central-1', label: 'ins_vol2', sshPublicKeys: [KEY], volumeIds: [here.volumeId] }));
+    expect(await refused('massedcompute:L40S@us-central-1', [here.volumeId])).toMatch(new RegExp(`mounted by instance ${machine.machineId}`));
+    expect(fake.state.exchangesTo('POST', '/instances/create')).toHaveLength(1);
+    expect(fake.state.instances.get(machine.machineId)!.volumeIds).toEqual([here.volumeId]);
+  });
+
+  it('reads a volume whose machine is still being deleted as not deletable yet (unavailable), one whose machine lives as refused', async () => {
+    const provider = await open();
+    fake.state.deleteMs = 60_000;
+    const volume = await provider.createVolume({ label: 'vol_busy1', name: 'a', sizeGb: 10, region: 'us-central-1' });
+    const machine = await provider.createMachine(machineRequest({ offerId: 'massedcompute:A6000@us-central-1', label: 'ins_busy1', sshPublicKeys: [KEY], volumeIds: [volume.volumeId] }));
+    expect((await provider.getVolume(volume.volumeId))?.status).toBe('in_use');
+    expect((await failureOf(provider.deleteVolume(volume.volumeId))).kind).toBe('rejected');
+    await provider.terminateMachine(machine.machineId);
+    expect((await failureOf(provider.deleteVolume(volume.volumeId))).kind).toBe('unavailable');
+    fake.state.deleteMs = 0;
+    await provider.deleteVolume(volume.volumeId);
+    expect(fake.state.volumes.size).toBe(0);
   });
 
   it('leaves out the clouds enabled directly by default, or those SHADEFORM_CLOUDS_EXCLUDE names, so no machine is listed twice', async () => {

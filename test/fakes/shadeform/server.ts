@@ -7,8 +7,17 @@ import type { RecordedExchange } from '../../support/provider-description.ts';
  * A local stand-in for Shadeform's API v1, an aggregator of other clouds, written from its published OpenAPI file
  * (shadeform-openapi.json among the provider descriptions, test/support/provider-description.ts: instance types, create, info, list, delete; test/contract/providers/
  * shadeform-description.test.ts holds those exchanges to it) and, for what that file lacks, from Shadeform's API
- * reference as SkyPilot's client uses it: `POST /instances/{id}/restart`, `GET /sshkeys`, `POST /sshkeys/add`.
- * - the `X-API-KEY` header; `hourly_price` in integer cents for the whole instance; availability per region;
+ * reference (docs.shadeform.ai/api-reference; SkyPilot's client uses restart and keys): `POST /instances/{id}/restart`,
+ * `GET /sshkeys`, `POST /sshkeys/add`, and the volumes (`GET /volumes`, `GET /volumes/types`, `POST /volumes/create`,
+ * `GET /volumes/{id}/info`, `POST /volumes/{id}/delete`). docs/decisions.md, 'Shadeform', says where each part came from.
+ * - the `X-API-KEY` header; `hourly_price` in integer cents for the whole instance; availability per region and
+ *   rental type: an `on_demand` entry and, where its cloud sells spot, a `spot` entry at its own `hourly_price`;
+ * - a create takes `rental_type: "spot"` for a spot machine (refused where spot is not available); a spot machine's
+ *   `hourly_price` is the spot price of the moment;
+ * - volumes: per cloud and region, priced per GB-hour as a string written as the reference's examples write it
+ *   (".0001"); `mounted_by` names the instance mounting it ("" when none, the field being required); a create
+ *   mounts at most one (`volume_ids` of size one), of its own cloud and region; a volume mounted by an instance not
+ *   yet deleted is refused deletion (409);
  * - a create is asynchronous: it answers `{id, cloud_assigned_id}` and the instance is `pending` until `bootMs` has
  *   passed, then `active` with its `ip`, `ssh_user` and `ssh_port`, which depend on the cloud behind it;
  * - a delete moves it to `deleting`, then (`deleteMs`) `deleted`; a machine its cloud took back (`preempt`) shows as
@@ -31,6 +40,23 @@ export interface FakeShadeformType {
   storage_in_gb: number;
   hourly_price: number;
   availability: { region: string; available: boolean }[];
+  /** Where its cloud sells it as spot, at what whole-machine price in cents. */
+  spot: { region: string; available: boolean; hourly_price: number }[];
+}
+
+export interface FakeShadeformVolumeType {
+  cloud: string;
+  region: string;
+  /** USD per GB-hour as the wire writes it (".0001"). */
+  price_per_gb_per_hour: string;
+}
+
+export interface FakeShadeformVolume {
+  id: string;
+  cloud: string;
+  region: string;
+  name: string;
+  sizeInGb: number;
 }
 
 export interface FakeShadeformInstance {
@@ -43,6 +69,7 @@ export interface FakeShadeformInstance {
   sshKeyId: string | null;
   volumeIds: string[];
   launchConfiguration: Record<string, unknown> | null;
+  rentalType: 'on_demand' | 'spot';
   createdAt: number;
   deletedAt: number | null;
   /** Set to force a status; otherwise pending until bootMs has passed, then active. */
@@ -57,6 +84,8 @@ export interface FakeShadeformState {
   types: FakeShadeformType[];
   instances: Map<string, FakeShadeformInstance>;
   sshKeys: Map<string, { id: string; name: string; public_key: string }>;
+  volumeTypes: FakeShadeformVolumeType[];
+  volumes: Map<string, FakeShadeformVolume>;
   exchanges: RecordedExchange[];
   bootMs: number;
   /** How long a deleted instance stays `deleting`. */
@@ -67,6 +96,8 @@ export interface FakeShadeformState {
   hangNext(count: number, path?: string): void;
   /** Its cloud takes the machine back: `deleting`, status_details "preempted". */
   preempt(instanceId: string): void;
+  /** The spot market moves: the whole-machine spot price of a type in a region, exact decimal USD per hour. */
+  setSpotPrice(cloud: string, shadeType: string, region: string, priceUsdPerHour: string): void;
   exchangesTo(method: string, path: string): RecordedExchange[];
 }
 
@@ -77,7 +108,17 @@ export interface FakeShadeform {
   close(): Promise<void>;
 }
 
-const type = (cloud: string, shade: string, cloudType: string, gpu: string, count: number, vram: number, cents: number, regions: [string, boolean][]): FakeShadeformType => ({
+const type = (
+  cloud: string,
+  shade: string,
+  cloudType: string,
+  gpu: string,
+  count: number,
+  vram: number,
+  cents: number,
+  regions: [string, boolean][],
+  spot: [string, boolean, number][] = [],
+): FakeShadeformType => ({
   cloud,
   shade_instance_type: shade,
   cloud_instance_type: cloudType,
@@ -89,16 +130,25 @@ const type = (cloud: string, shade: string, cloudType: string, gpu: string, coun
   storage_in_gb: 512 * count,
   hourly_price: cents,
   availability: regions.map(([region, available]) => ({ region, available })),
+  spot: spot.map(([region, available, hourly_price]) => ({ region, available, hourly_price })),
 });
 
 /** Clouds of the published enum; prices invented. */
 const TYPES = (): FakeShadeformType[] => [
   type('lambdalabs', 'A6000', 'gpu_1x_a6000', 'A6000', 1, 48, 80, [['us-south-1', true], ['us-west-1', false]]),
   type('lambdalabs', 'H100', 'gpu_1x_h100_pcie', 'H100', 1, 80, 249, [['us-east-1', true]]),
-  type('datacrunch', 'H100', '1H100.80S.30V', 'H100', 1, 80, 229, [['FIN-01', true]]),
-  type('massedcompute', 'A6000', 'gpu_1x_a6000', 'A6000', 1, 48, 62, [['us-central-1', true]]),
-  type('massedcompute', 'L40S', 'gpu_2x_l40s', 'L40S', 2, 48, 180, [['us-central-1', true]]),
+  type('datacrunch', 'H100', '1H100.80S.30V', 'H100', 1, 80, 229, [['FIN-01', true]], [['FIN-01', true, 92]]),
+  type('massedcompute', 'A6000', 'gpu_1x_a6000', 'A6000', 1, 48, 62, [['us-central-1', true]], [['us-central-1', true, 31]]),
+  type('massedcompute', 'L40S', 'gpu_2x_l40s', 'L40S', 2, 48, 180, [['us-central-1', true]], [['us-central-1', false, 90]]),
   type('vultr', 'A100_80G', 'vcg-a100-1c-6g-4vram', 'A100', 1, 80, 139, [['ewr', true], ['lax', false]]),
+];
+
+/** Volumes where its clouds make them; one price, written as the reference's examples write it. */
+const VOLUME_TYPES = (): FakeShadeformVolumeType[] => [
+  { cloud: 'lambdalabs', region: 'us-south-1', price_per_gb_per_hour: '.0001' },
+  { cloud: 'datacrunch', region: 'FIN-01', price_per_gb_per_hour: '.0001' },
+  { cloud: 'massedcompute', region: 'us-central-1', price_per_gb_per_hour: '.0001' },
+  { cloud: 'vultr', region: 'ewr', price_per_gb_per_hour: '.0001' },
 ];
 
 class Answer {
@@ -126,6 +176,8 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
     types: TYPES(),
     instances: new Map(),
     sshKeys: new Map(),
+    volumeTypes: VOLUME_TYPES(),
+    volumes: new Map(),
     exchanges: [],
     bootMs: 50,
     deleteMs: 50,
@@ -141,6 +193,13 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
       if (!instance) throw new Error(`no instance ${instanceId}`);
       instance.status = 'deleting';
       instance.statusDetails = 'preempted';
+    },
+    setSpotPrice(cloud, shadeType, region, priceUsdPerHour) {
+      const spot = state.types.find((t) => t.cloud === cloud && t.shade_instance_type === shadeType)?.spot.find((e) => e.region === region);
+      if (!spot) throw new Error(`no spot market for ${cloud} ${shadeType} in ${region}`);
+      const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(priceUsdPerHour);
+      if (!match) throw new Error(`Shadeform prices are whole cents, not ${priceUsdPerHour}`);
+      spot.hourly_price = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
     },
     exchangesTo(method, path) {
       return state.exchanges.filter((e) => e.method === method && e.path === `${PREFIX}${path}`);
@@ -165,6 +224,27 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
     os_options: ['ubuntu22.04_cuda12.2_shade_os'],
   });
 
+  /** A spot machine costs the spot price of the moment. */
+  const priceOf = (i: FakeShadeformInstance, t: FakeShadeformType): number =>
+    i.rentalType === 'spot' ? (t.spot.find((e) => e.region === i.region)?.hourly_price ?? t.hourly_price) : t.hourly_price;
+
+  /** The instance mounting a volume: one not yet deleted whose create named it. */
+  const mounterOf = (volumeId: string): FakeShadeformInstance | undefined =>
+    [...state.instances.values()].find((i) => i.volumeIds.includes(volumeId) && statusOf(i) !== 'deleted');
+
+  const volumeWire = (v: FakeShadeformVolume) => ({
+    id: v.id,
+    cloud: v.cloud,
+    cloud_assigned_id: `${v.cloud}-${v.id.slice(0, 8)}`,
+    region: v.region,
+    name: v.name,
+    fixed_size: true,
+    size_in_gb: v.sizeInGb,
+    cost_estimate: '0.00',
+    supports_multi_mount: false,
+    mounted_by: mounterOf(v.id)?.id ?? '',
+  });
+
   const instanceWire = (i: FakeShadeformInstance) => {
     const t = state.types.find((x) => x.cloud === i.cloud && x.shade_instance_type === i.type)!;
     const status = statusOf(i);
@@ -186,7 +266,8 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
       status,
       ...(i.statusDetails ? { status_details: i.statusDetails } : {}),
       cost_estimate: '0.00',
-      hourly_price: t.hourly_price,
+      hourly_price: priceOf(i, t),
+      rental_type: i.rentalType,
       created_at: new Date(i.createdAt).toISOString(),
       deleted_at: i.deletedAt === null ? null : new Date(i.deletedAt).toISOString(),
       tags: [...i.tags],
@@ -211,7 +292,18 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
       const good = isObject(launch) && (launch.type === 'script' ? isObject(launch.script_configuration) && typeof launch.script_configuration.base64_script === 'string' : launch.type === 'docker' && isObject(launch.docker_configuration));
       if (!good) return fail(400, 'launch_configuration: a script (base64_script) or a docker configuration');
     }
-    if (!t.availability.some((a) => a.region === region && a.available)) return fail(409, `${shade} is not available in ${region}`);
+    const rentalType = body.rental_type ?? 'on_demand';
+    if (rentalType !== 'on_demand' && rentalType !== 'spot') return fail(400, 'rental_type: on_demand or spot');
+    const volumeIds = body.volume_ids ?? [];
+    if (!Array.isArray(volumeIds) || volumeIds.length > 1 || !volumeIds.every((id) => typeof id === 'string')) return fail(400, 'volume_ids must be an array of size one');
+    for (const volumeId of volumeIds as string[]) {
+      const volume = state.volumes.get(volumeId);
+      if (!volume) return fail(400, `unknown volume ${volumeId}`);
+      if (volume.cloud !== cloud || volume.region !== region) return fail(400, 'the volume and the instance must be of the same cloud and region');
+      if (mounterOf(volumeId)) return fail(409, `volume ${volumeId} is mounted by another instance`);
+    }
+    const entries = rentalType === 'spot' ? t.spot : t.availability;
+    if (!entries.some((a) => a.region === region && a.available)) return fail(409, `${shade} is not available${rentalType === 'spot' ? ' as spot' : ''} in ${region}`);
     const instance: FakeShadeformInstance = {
       id: randomUUID(),
       cloud,
@@ -220,8 +312,9 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
       name,
       tags: (body.tags as string[] | undefined) ?? [],
       sshKeyId: (body.ssh_key_id as string | undefined) ?? null,
-      volumeIds: Array.isArray(body.volume_ids) ? (body.volume_ids as string[]) : [],
+      volumeIds: [...(volumeIds as string[])],
       launchConfiguration: isObject(launch) ? launch : null,
+      rentalType,
       createdAt: Date.now(),
       deletedAt: null,
       status: null,
@@ -243,7 +336,10 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
           cloud_instance_type: t.cloud_instance_type,
           configuration: configurationOf(t),
           hourly_price: t.hourly_price,
-          availability: t.availability.map((a) => ({ ...a })),
+          availability: [
+            ...t.availability.map((a) => ({ ...a, rental_type: 'on_demand' })),
+            ...t.spot.map((a) => ({ region: a.region, available: a.available, rental_type: 'spot', hourly_price: a.hourly_price })),
+          ],
         })),
       });
     }
@@ -267,6 +363,33 @@ export async function startFakeShadeform(): Promise<FakeShadeform> {
       if (one[2] === 'restart' && method === 'POST') {
         if (status !== 'active') return fail(409, `cannot restart an instance that is ${status}`);
         instance.restarts += 1;
+        return ok(undefined);
+      }
+    }
+    if (method === 'GET' && path === '/volumes/types') {
+      return ok({ volume_types: state.volumeTypes.map((v) => ({ ...v, supports_multi_mount: false, fixed_size: true })) });
+    }
+    if (method === 'GET' && path === '/volumes') return ok({ volumes: [...state.volumes.values()].map(volumeWire) });
+    if (method === 'POST' && path === '/volumes/create') {
+      if (!isObject(body)) return fail(400, 'body must be a JSON object');
+      const { cloud, region, size_in_gb: size, name } = body;
+      if (typeof cloud !== 'string' || typeof region !== 'string' || typeof name !== 'string' || !Number.isSafeInteger(size) || size < 1) {
+        return fail(400, 'cloud, region, size_in_gb (a whole number of GB) and name are required');
+      }
+      if (!state.volumeTypes.some((v) => v.cloud === cloud && v.region === region)) return fail(400, `${cloud} makes no volumes in ${region}`);
+      const volume: FakeShadeformVolume = { id: randomUUID(), cloud, region, name, sizeInGb: size };
+      state.volumes.set(volume.id, volume);
+      return ok({ id: volume.id });
+    }
+    const volume = /^\/volumes\/([^/]+)\/(info|delete)$/.exec(path);
+    if (volume) {
+      const found = state.volumes.get(decodeURIComponent(volume[1]!));
+      if (!found) return fail(404, 'volume not found');
+      if (volume[2] === 'info' && method === 'GET') return ok(volumeWire(found));
+      if (volume[2] === 'delete' && method === 'POST') {
+        const mounter = mounterOf(found.id);
+        if (mounter) return fail(409, `You must delete the attached instance ${mounter.id} before deleting a volume`);
+        state.volumes.delete(found.id);
         return ok(undefined);
       }
     }

@@ -1,0 +1,18 @@
+import type { Offer } from '../../../core/market/offer.ts';
+import { ProviderFailure, type SpotMachineRequest } from '../../../core/ports/providers.ts';
+import { compareDecimal, isPlainDecimal } from './decimal.ts';
+
+/**
+ * The bid a spot create goes ahead at, for a cloud whose spot price is its own rather than an auction (a fixed
+ * price list): the offer checked live must have spot capacity, and the bid must be at or over its spot price.
+ * Anything else is refused before a call is made (ProviderFailure rejected), so nothing runs upstream.
+ */
+export function spotBid(provider: string, request: SpotMachineRequest, offer: Offer | null): string {
+  if (!offer) throw new ProviderFailure(provider, 'rejected', `no such offer: ${request.offerId}`);
+  if (!offer.spotPriceUsdPerHour) throw new ProviderFailure(provider, 'rejected', `${request.offerId} has no spot capacity now`);
+  const bid = request.bidUsdPerHour.trim();
+  if (!isPlainDecimal(bid) || compareDecimal(bid, offer.spotPriceUsdPerHour) < 0) {
+    throw new ProviderFailure(provider, 'rejected', `bid ${request.bidUsdPerHour} is under the spot price ${offer.spotPriceUsdPerHour}`);
+  }
+  return bid;
+}
