@@ -61,7 +61,7 @@ const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 const { tenant, bootstrapSecret } = await plane.services.tenancy.createTenant('bench');
 const issued = await plane.services.tenancy.issueToken({ kind: 'bootstrap', tenantId: tenant.id, secret: bootstrapSecret }, { scopes: ['read'] });
-await plane.services.webhooks.create(tenant.id, { url, events: null, description: null });
+await plane.services.webhooks.create(tenant.id, { url, events: null, description: null }, issued.token.id);
 
 // ---- 1. the outbox on the rental path -----------------------------------------------------------------------
 const now = clock.now();

@@ -32,8 +32,8 @@ export class CatalogService {
 
   // ---- SSH keys -----------------------------------------------------------------------------------
 
-  saveSshKey(tenantId: string, input: SshKeyInput): Promise<SshKey> {
-    return saveSshKey(this.context, tenantId, input);
+  saveSshKey(tenantId: string, input: SshKeyInput, tokenId: string): Promise<SshKey> {
+    return saveSshKey(this.context, tenantId, input, tokenId);
   }
 
   listSshKeys(tenantId: string): Promise<SshKey[]> {
@@ -56,8 +56,8 @@ export class CatalogService {
 
   // ---- images -------------------------------------------------------------------------------------
 
-  createImage(tenantId: string, input: ImageInput): Promise<Image> {
-    return createImage(this.context, tenantId, input);
+  createImage(tenantId: string, input: ImageInput, tokenId: string): Promise<Image> {
+    return createImage(this.context, tenantId, input, tokenId);
   }
 
   listImages(tenantId: string): Promise<Image[]> {
@@ -82,8 +82,8 @@ export class CatalogService {
 
   // ---- templates ----------------------------------------------------------------------------------
 
-  createTemplate(tenantId: string, input: TemplateInput): Promise<Template> {
-    return createTemplate(this.context, tenantId, input);
+  createTemplate(tenantId: string, input: TemplateInput, tokenId: string): Promise<Template> {
+    return createTemplate(this.context, tenantId, input, tokenId);
   }
 
   listTemplates(tenantId: string): Promise<Template[]> {

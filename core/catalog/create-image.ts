@@ -11,8 +11,8 @@ export interface ImageInput {
   command: string | null;
 }
 
-/** Saves a container image with its command and registry credentials, the password sealed. */
-export async function createImage(ctx: CatalogContext, tenantId: string, input: ImageInput): Promise<Image> {
+/** Saves a container image with its command and registry credentials, the password sealed, as the token `tokenId`. */
+export async function createImage(ctx: CatalogContext, tenantId: string, input: ImageInput, tokenId: string): Promise<Image> {
   const id = ctx.ids.newId('img');
   const image = checkedImage({
     id,
@@ -22,6 +22,7 @@ export async function createImage(ctx: CatalogContext, tenantId: string, input: 
     registryUsername: input.registryUsername,
     registryPasswordSealed: input.registryPassword === null ? null : sealPassword(ctx, input.registryPassword, id),
     command: input.command,
+    tokenId,
     createdAt: ctx.clock.now(),
   });
   await ctx.storage.transaction((uow) => uow.images.add(image));

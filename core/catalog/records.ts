@@ -9,6 +9,8 @@ export interface SshKey {
   publicKey: string;
   keyType: string;
   fingerprint: string;
+  /** The token that saved it (core/tenancy/acts-on.ts); null: saved before migration 0040, so only root changes it. */
+  tokenId: string | null;
   createdAt: Date;
 }
 
@@ -23,6 +25,8 @@ export interface Image {
   /** The registry password sealed under the server's secrets key, the image id as associated data. */
   registryPasswordSealed: string | null;
   command: string | null;
+  /** The token that saved it (core/tenancy/acts-on.ts); null: saved before migration 0040, so only root changes it. */
+  tokenId: string | null;
   createdAt: Date;
 }
 
@@ -45,5 +49,7 @@ export interface Template {
   /** `vol_` ids; whether they exist, and where, is checked when a machine is rented with them. */
   volumeIds: string[];
   search: TemplateSearch;
+  /** The token that saved it (core/tenancy/acts-on.ts); null: saved before migration 0040, so only root changes it. */
+  tokenId: string | null;
   createdAt: Date;
 }

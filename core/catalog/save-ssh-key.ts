@@ -9,8 +9,11 @@ export interface SshKeyInput {
   publicKey: string;
 }
 
-/** Saves a public key under a name; the same key (by fingerprint, whatever its comment) saved twice is a 409 naming the first. */
-export async function saveSshKey(ctx: CatalogContext, tenantId: string, input: SshKeyInput): Promise<SshKey> {
+/**
+ * Saves a public key under a name, as the token `tokenId` (only its subtree, or root, deletes it: acts-on.ts); the same
+ * key (by fingerprint, whatever its comment) saved twice is a 409 naming the first.
+ */
+export async function saveSshKey(ctx: CatalogContext, tenantId: string, input: SshKeyInput, tokenId: string): Promise<SshKey> {
   const name = checkName(input.name);
   const parsed = parseSshPublicKey(input.publicKey);
   if (!parsed.ok) throw invalidInput(['body', 'public_key'], parsed.reason);
@@ -21,6 +24,7 @@ export async function saveSshKey(ctx: CatalogContext, tenantId: string, input: S
     publicKey: parsed.key.line,
     keyType: parsed.key.type,
     fingerprint: sshFingerprint((bytes) => ctx.hashing.sha256(bytes), parsed.key.blob),
+    tokenId,
     createdAt: ctx.clock.now(),
   };
   const existing = await ctx.storage.transaction((uow) => uow.sshKeys.add(key));

@@ -13,6 +13,8 @@ export interface WebhookEndpoint {
   description: string | null;
   /** The signing secret (whsec_…) sealed by the secret box, bound to the endpoint's id. */
   secretSealed: string;
+  /** The token that saved it (core/tenancy/acts-on.ts); null: saved before migration 0040, so only root changes it. */
+  tokenId: string | null;
   createdAt: Date;
   /** Since when every attempt has failed (null: the last one succeeded, or none failed yet). */
   failingSince: Date | null;

@@ -46,7 +46,8 @@ export class WebhookService {
     this.maxEndpoints = deps.maxEndpointsPerTenant ?? DEFAULT_MAX_ENDPOINTS_PER_TENANT;
   }
 
-  async create(tenantId: string, request: NewEndpoint): Promise<CreatedEndpoint> {
+  /** Registers an endpoint as the token `tokenId` (only its subtree, or root, deletes or tests it: acts-on.ts). */
+  async create(tenantId: string, request: NewEndpoint, tokenId: string): Promise<CreatedEndpoint> {
     // the secret signs every delivery, so it is kept (sealed), not digested: no key, no endpoints
     if (!this.box) throw new DomainError('CONFLICT', 'webhook signing secrets are kept encrypted under SECRETS_KEY, and none is set; the operator sets SECRETS_KEY first');
     const refusal = await this.transport.refusal(request.url);
@@ -60,6 +61,7 @@ export class WebhookService {
       events: request.events,
       description: request.description,
       secretSealed: this.box.seal(secret, id),
+      tokenId,
       createdAt: this.clock.now(),
       failingSince: null,
       disabledAt: null,

@@ -9364,7 +9364,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the key was saved by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9731,7 +9731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the image was saved by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9877,7 +9877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the image was saved by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10270,7 +10270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the template was saved by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10409,7 +10409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the template was saved by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12550,7 +12550,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the endpoint was registered by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12680,7 +12680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope; or: The token lacks the `manage` scope, or the endpoint was registered by another credential and this one is not root (MADE_BY_ANOTHER) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

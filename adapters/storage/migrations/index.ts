@@ -33,6 +33,7 @@ import { Migration0036PeopleInManyTenants } from './0036-people-in-many-tenants.
 import { Migration0037InstanceSshUser } from './0037-instance-ssh-user.ts';
 import { Migration0038LaunchLeases } from './0038-launch-leases.ts';
 import { Migration0039LinkJoinOrder } from './0039-link-join-order.ts';
+import { Migration0040CatalogMakers } from './0040-catalog-makers.ts';
 import { Migration0032Quotes } from './0032-quotes.ts';
 
 /** Every migration, in order. A new one is a new file here and one line below. */
@@ -73,4 +74,5 @@ export const migrations = [
   { name: '0037-instance-ssh-user', class: Migration0037InstanceSshUser },
   { name: '0038-launch-leases', class: Migration0038LaunchLeases },
   { name: '0039-link-join-order', class: Migration0039LinkJoinOrder },
+  { name: '0040-catalog-makers', class: Migration0040CatalogMakers },
 ];

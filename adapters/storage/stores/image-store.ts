@@ -3,7 +3,7 @@ import type { Image } from '../../../core/catalog/records.ts';
 import type { ImageStore } from '../../../core/ports/catalog-storage.ts';
 import { date, textOrNull, type Row } from './sql-rows.ts';
 
-const COLUMNS = 'id, tenant_id, name, image, registry_username, registry_password_sealed, command, created_at';
+const COLUMNS = 'id, tenant_id, name, image, registry_username, registry_password_sealed, command, token_id, created_at';
 
 const toImage = (row: Row): Image => ({
   id: String(row.id),
@@ -13,6 +13,7 @@ const toImage = (row: Row): Image => ({
   registryUsername: textOrNull(row.registry_username),
   registryPasswordSealed: textOrNull(row.registry_password_sealed),
   command: textOrNull(row.command),
+  tokenId: textOrNull(row.token_id),
   createdAt: date(row.created_at),
 });
 
@@ -24,8 +25,8 @@ export class MikroImageStore implements ImageStore {
   }
 
   async add(i: Image): Promise<void> {
-    await this.em.execute(`insert into images (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?)`, [
-      i.id, i.tenantId, i.name, i.image, i.registryUsername, i.registryPasswordSealed, i.command, i.createdAt,
+    await this.em.execute(`insert into images (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      i.id, i.tenantId, i.name, i.image, i.registryUsername, i.registryPasswordSealed, i.command, i.tokenId, i.createdAt,
     ]);
   }
 

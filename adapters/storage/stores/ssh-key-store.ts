@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { SshKey } from '../../../core/catalog/records.ts';
 import type { SshKeyStore } from '../../../core/ports/catalog-storage.ts';
-import { date, textArray, type Row } from './sql-rows.ts';
+import { date, textArray, textOrNull, type Row } from './sql-rows.ts';
 
-const COLUMNS = 'id, tenant_id, name, public_key, key_type, fingerprint, created_at';
+const COLUMNS = 'id, tenant_id, name, public_key, key_type, fingerprint, token_id, created_at';
 
 const toKey = (row: Row): SshKey => ({
   id: String(row.id),
@@ -12,6 +12,7 @@ const toKey = (row: Row): SshKey => ({
   publicKey: String(row.public_key),
   keyType: String(row.key_type),
   fingerprint: String(row.fingerprint),
+  tokenId: textOrNull(row.token_id),
   createdAt: date(row.created_at),
 });
 
@@ -25,8 +26,8 @@ export class MikroSshKeyStore implements SshKeyStore {
   async add(k: SshKey): Promise<SshKey | null> {
     // a concurrent save of the same key waits for the other transaction, then adds nothing
     const added = await this.em.execute<Row[]>(
-      `insert into ssh_keys (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?) on conflict (tenant_id, fingerprint) do nothing returning id`,
-      [k.id, k.tenantId, k.name, k.publicKey, k.keyType, k.fingerprint, k.createdAt],
+      `insert into ssh_keys (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (tenant_id, fingerprint) do nothing returning id`,
+      [k.id, k.tenantId, k.name, k.publicKey, k.keyType, k.fingerprint, k.tokenId, k.createdAt],
     );
     if (added.length === 1) return null;
     const [row] = await this.em.execute<Row[]>(`select ${COLUMNS} from ssh_keys where tenant_id = ? and fingerprint = ?`, [k.tenantId, k.fingerprint]);

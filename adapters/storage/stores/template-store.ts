@@ -5,7 +5,7 @@ import { date, num, numOrNull, textArray, textOrNull, type Row } from './sql-row
 
 // arrays leave as JSON, which every driver hands back the same way (parsed, or text to parse)
 const COLUMNS = `id, tenant_id, name, image_id, image, to_json(ssh_key_ids) as ssh_key_ids, env, to_json(ports) as ports,
-  startup_script, termination_hours, to_json(volume_ids) as volume_ids, search, created_at`;
+  startup_script, termination_hours, to_json(volume_ids) as volume_ids, search, token_id, created_at`;
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
 
@@ -22,6 +22,7 @@ const toTemplate = (row: Row): Template => ({
   terminationHours: numOrNull(row.termination_hours),
   volumeIds: json<string[]>(row.volume_ids),
   search: json<TemplateSearch>(row.search),
+  tokenId: textOrNull(row.token_id),
   createdAt: date(row.created_at),
 });
 
@@ -36,11 +37,11 @@ export class MikroTemplateStore implements TemplateStore {
 
   async add(t: Template): Promise<void> {
     await this.em.execute(
-      `insert into templates (id, tenant_id, name, image_id, image, ssh_key_ids, env, ports, startup_script, termination_hours, volume_ids, search, created_at)
-       values (?, ?, ?, ?, ?, ?::text[], ?::jsonb, ?::integer[], ?, ?, ?::text[], ?::jsonb, ?)`,
+      `insert into templates (id, tenant_id, name, image_id, image, ssh_key_ids, env, ports, startup_script, termination_hours, volume_ids, search, token_id, created_at)
+       values (?, ?, ?, ?, ?, ?::text[], ?::jsonb, ?::integer[], ?, ?, ?::text[], ?::jsonb, ?, ?)`,
       [
         t.id, t.tenantId, t.name, t.imageId, t.image, textArray(t.sshKeyIds), JSON.stringify(t.env), ports(t.ports),
-        t.startupScript, t.terminationHours, textArray(t.volumeIds), JSON.stringify(t.search), t.createdAt,
+        t.startupScript, t.terminationHours, textArray(t.volumeIds), JSON.stringify(t.search), t.tokenId, t.createdAt,
       ],
     );
   }

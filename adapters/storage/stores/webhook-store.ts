@@ -4,7 +4,7 @@ import type { AttemptResult, ClaimedDelivery, TenantShare, WebhookStore } from '
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../../../core/webhooks/endpoint.ts';
 import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } from './sql-rows.ts';
 
-const ENDPOINT_COLUMNS = ['id', 'tenant_id', 'url', 'events', 'description', 'secret_sealed', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason'] as const;
+const ENDPOINT_COLUMNS = ['id', 'tenant_id', 'url', 'events', 'description', 'secret_sealed', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason', 'token_id'] as const;
 const ENDPOINT = ENDPOINT_COLUMNS.map((column) => `w.${column}`).join(', ');
 const DELIVERY = `d.id, d.endpoint_id, d.event_id, e.type, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.created_at`;
 
@@ -19,6 +19,7 @@ const toEndpoint = (row: Row, prefix = ''): WebhookEndpoint => ({
   failingSince: dateOrNull(row[`${prefix}failing_since`]),
   disabledAt: dateOrNull(row[`${prefix}disabled_at`]),
   disabledReason: textOrNull(row[`${prefix}disabled_reason`]),
+  tokenId: textOrNull(row[`${prefix}token_id`]),
 });
 
 const toDelivery = (row: Row): WebhookDelivery => ({
@@ -52,8 +53,8 @@ export class MikroWebhookStore implements WebhookStore {
 
   async addEndpoint(w: WebhookEndpoint): Promise<void> {
     await this.em.execute(
-      `insert into webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) values (?, ?, ?, ?::text[], ?, ?, ?, ?, ?, ?)`,
-      [w.id, w.tenantId, w.url, w.events === null ? null : textArray(w.events), w.description, w.secretSealed, w.createdAt, w.failingSince, w.disabledAt, w.disabledReason],
+      `insert into webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) values (?, ?, ?, ?::text[], ?, ?, ?, ?, ?, ?, ?)`,
+      [w.id, w.tenantId, w.url, w.events === null ? null : textArray(w.events), w.description, w.secretSealed, w.createdAt, w.failingSince, w.disabledAt, w.disabledReason, w.tokenId],
     );
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CatalogService } from '../../../core/catalog/catalog-service.ts';
+import type { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import {
   ImageCreate,
@@ -21,8 +22,17 @@ import {
 const read = { kind: 'bearer', scope: 'read' } as const;
 const manage = { kind: 'bearer', scope: 'manage' } as const;
 
-/** SSH keys, images and templates: read to list and get, manage to save, change and delete. */
-export function catalogRoutes(catalog: CatalogService): RouteDef[] {
+const madeByAnother = (what: string) => ({
+  status: 403,
+  description: `The token lacks the \`manage\` scope, or the ${what} was saved by another credential and this one is not root (MADE_BY_ANOTHER)`,
+});
+
+/**
+ * SSH keys, images and templates: read to list, get and rent with them (anyone's of the tenant), manage to save; a
+ * credential that is not root changes and deletes only what its own subtree saved (docs/decisions.md, "One tree of
+ * authority").
+ */
+export function catalogRoutes(catalog: CatalogService, actsOn: ActsOn): RouteDef[] {
   return [
     defineRoute({
       method: 'post',
@@ -37,7 +47,7 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
         { status: 409, description: 'The tenant already saved this key material (the comment does not count)' },
       ],
       async handle({ caller, body }) {
-        return { status: 201, body: sshKeyOut(await catalog.saveSshKey(caller!.tenantId, { name: body.name, publicKey: body.public_key })) };
+        return { status: 201, body: sshKeyOut(await catalog.saveSshKey(caller!.tenantId, { name: body.name, publicKey: body.public_key }, caller!.id)) };
       },
     }),
     defineRoute({
@@ -75,9 +85,11 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
       params: SshKeyIdParams,
       responses: [
         { status: 204, description: 'Deleted' },
+        madeByAnother('key'),
         { status: 409, description: 'A template uses the key: the detail names them' },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'SSH key', params.key_id);
         await catalog.deleteSshKey(caller!.tenantId, params.key_id);
         return { status: 204 };
       },
@@ -99,7 +111,7 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
           registryUsername: body.registry_username ?? null,
           registryPassword: body.registry_password ?? null,
           command: body.command ?? null,
-        });
+        }, caller!.id);
         return { status: 201, body: imageOut(image) };
       },
     }),
@@ -124,8 +136,9 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
       access: manage,
       params: ImageIdParams,
       body: ImageUpdate,
-      responses: [{ status: 200, description: 'The image', schema: ImageOut }],
+      responses: [{ status: 200, description: 'The image', schema: ImageOut }, madeByAnother('image')],
       async handle({ caller, params, body }) {
+        await actsOn.require(caller!, 'image', params.image_id);
         const image = await catalog.updateImage(caller!.tenantId, params.image_id, {
           ...(body.name !== undefined && { name: body.name }),
           ...(body.image !== undefined && { image: body.image }),
@@ -146,9 +159,11 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
       params: ImageIdParams,
       responses: [
         { status: 204, description: 'Deleted' },
+        madeByAnother('image'),
         { status: 409, description: 'A template uses the image: the detail names them' },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'image', params.image_id);
         await catalog.deleteImage(caller!.tenantId, params.image_id);
         return { status: 204 };
       },
@@ -175,7 +190,7 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
           terminationHours: body.termination_hours ?? null,
           volumeIds: body.volume_ids,
           search: body.search,
-        });
+        }, caller!.id);
         return { status: 201, body: templateOut(template) };
       },
     }),
@@ -200,8 +215,9 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
       access: manage,
       params: TemplateIdParams,
       body: TemplateUpdate,
-      responses: [{ status: 200, description: 'The template', schema: TemplateOut }],
+      responses: [{ status: 200, description: 'The template', schema: TemplateOut }, madeByAnother('template')],
       async handle({ caller, params, body }) {
+        await actsOn.require(caller!, 'template', params.template_id);
         const template = await catalog.updateTemplate(caller!.tenantId, params.template_id, {
           ...(body.name !== undefined && { name: body.name }),
           ...(body.image_id !== undefined && { imageId: body.image_id }),
@@ -225,8 +241,9 @@ export function catalogRoutes(catalog: CatalogService): RouteDef[] {
       tags: ['templates'],
       access: manage,
       params: TemplateIdParams,
-      responses: [{ status: 204, description: 'Deleted' }],
+      responses: [{ status: 204, description: 'Deleted' }, madeByAnother('template')],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'template', params.template_id);
         await catalog.deleteTemplate(caller!.tenantId, params.template_id);
         return { status: 204 };
       },

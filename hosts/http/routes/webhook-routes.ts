@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ActsOn } from '../../../core/tenancy/acts-on.ts';
 import type { WebhookService } from '../../../core/webhooks/webhook-service.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 import { ErrorOut } from '../schemas/common.ts';
@@ -17,8 +18,18 @@ const tags = ['webhooks'];
 const read = { kind: 'bearer', scope: 'read' } as const;
 const manage = { kind: 'bearer', scope: 'manage' } as const;
 
-/** Outbound webhooks: manage to register, delete and test endpoints, read to list them and their deliveries. */
-export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
+const MADE_BY_ANOTHER = {
+  status: 403,
+  description: 'The token lacks the `manage` scope, or the endpoint was registered by another credential and this one is not root (MADE_BY_ANOTHER)',
+  schema: ErrorOut,
+};
+
+/**
+ * Outbound webhooks: manage to register, delete and test endpoints, read to list them and their deliveries. A
+ * credential that is not root deletes and tests only the endpoints its own subtree registered (docs/decisions.md,
+ * "One tree of authority"): the tenant's alerts reach the owner's endpoint, and a member must not silence it.
+ */
+export function webhookRoutes(webhooks: WebhookService, actsOn: ActsOn): RouteDef[] {
   return [
     defineRoute({
       method: 'post',
@@ -33,7 +44,7 @@ export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
         { status: 409, description: 'The tenant holds the most endpoints the operator allows (WEBHOOK_MAX_ENDPOINTS_PER_TENANT, default 20), or the server has no SECRETS_KEY to keep signing secrets under', schema: ErrorOut },
       ],
       async handle({ caller, body }) {
-        const { endpoint, secret } = await webhooks.create(caller!.tenantId, { url: body.url, events: body.events ?? null, description: body.description ?? null });
+        const { endpoint, secret } = await webhooks.create(caller!.tenantId, { url: body.url, events: body.events ?? null, description: body.description ?? null }, caller!.id);
         return { status: 201, body: { ...webhookEndpointOut(endpoint), secret } };
       },
     }),
@@ -70,8 +81,9 @@ export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
       tags,
       access: manage,
       params: WebhookEndpointIdParams,
-      responses: [{ status: 204, description: 'Deleted' }],
+      responses: [{ status: 204, description: 'Deleted' }, MADE_BY_ANOTHER],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'webhook endpoint', params.endpoint_id);
         await webhooks.delete(caller!.tenantId, params.endpoint_id);
         return { status: 204 };
       },
@@ -88,9 +100,11 @@ export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
       body: z.strictObject({}).meta({ examples: [{}] }),
       responses: [
         { status: 202, description: 'Scheduled: follow it in the deliveries', schema: WebhookDeliveryOut },
+        MADE_BY_ANOTHER,
         { status: 409, description: 'The endpoint is disabled', schema: ErrorOut },
       ],
       async handle({ caller, params }) {
+        await actsOn.require(caller!, 'webhook endpoint', params.endpoint_id);
         return { status: 202, body: webhookDeliveryOut(await webhooks.test(caller!.tenantId, params.endpoint_id)) };
       },
     }),
