@@ -1,5 +1,4 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ZodError } from 'zod';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
@@ -14,7 +13,8 @@ import {
   type VolumeOffer,
 } from '../../../core/ports/providers.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
-import { HyperstackApiError, HyperstackTransportError, type HyperstackClient } from './client.ts';
+import { upstreamFailure, type FailureReading, type Operation } from '../shared/upstream-failure.ts';
+import { HyperstackApiError, type HyperstackClient } from './client.ts';
 import {
   countryOf,
   createBody,
@@ -47,22 +47,13 @@ import {
   type HyperstackVolume,
 } from './mapping.ts';
 
-type Operation = 'create' | 'action' | 'read';
-
-export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => {
-  if (error instanceof ProviderFailure) return error;
-  if (error instanceof HyperstackApiError) {
-    const message = `${what}: ${error.status === 401 ? 'API key refused: check HYPERSTACK_API_KEY' : `HTTP ${error.status}: ${error.message}${error.reason ? ` (${error.reason})` : ''}`}`;
-    const upstreamFault = error.status >= 500;
-    if (operation === 'create') return new ProviderFailure(PROVIDER, upstreamFault ? 'ambiguous' : 'rejected', message, error.status);
-    if (operation === 'action') return new ProviderFailure(PROVIDER, upstreamFault || error.status === 429 ? 'unavailable' : 'rejected', message, error.status);
-    return new ProviderFailure(PROVIDER, 'unavailable', message, error.status);
-  }
-  const kind = operation === 'create' ? 'ambiguous' : 'unavailable';
-  if (error instanceof HyperstackTransportError) return new ProviderFailure(PROVIDER, kind, `${what}: ${error.message}`);
-  if (error instanceof ZodError) return new ProviderFailure(PROVIDER, kind, `${what}: unexpected answer shape (${error.issues[0]?.message ?? 'invalid'})`);
-  return new ProviderFailure(PROVIDER, kind, `${what}: ${String(error)}`);
+const FAILURES: FailureReading<HyperstackApiError> = {
+  provider: PROVIDER,
+  apiError: HyperstackApiError,
+  describe: (error) => (error.status === 401 ? 'API key refused: check HYPERSTACK_API_KEY' : `HTTP ${error.status}: ${error.message}${error.reason ? ` (${error.reason})` : ''}`),
 };
+
+export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => upstreamFailure(FAILURES, operation, what, error);
 
 const isGone = (error: unknown): boolean => error instanceof HyperstackApiError && error.status === 404;
 

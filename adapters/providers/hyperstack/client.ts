@@ -1,54 +1,21 @@
-import { request } from 'undici';
-import { Pacer, pause, retryAfterMs } from '../shared/pacing.ts';
+import { isSuccess, rawErrorMessage, successJson, UpstreamApiError, UpstreamHttp, UpstreamTransportError, type UpstreamCallOptions, type UpstreamHttpOptions } from '../shared/upstream-http.ts';
 
 /** Hyperstack answered with an HTTP error: its envelope is `{status: false, message, error_reason}`. */
-export class HyperstackApiError extends Error {
-  readonly status: number;
+export class HyperstackApiError extends UpstreamApiError {
   readonly reason: string | null;
-  readonly retryAfterMs: number | null;
 
   constructor(status: number, message: string, reason: string | null, retryAfterMs: number | null = null) {
-    super(message);
-    this.name = 'HyperstackApiError';
-    this.status = status;
+    super(status, message, retryAfterMs);
     this.reason = reason;
-    this.retryAfterMs = retryAfterMs;
   }
 }
 
 /** No HTTP answer at all: our timeout fired, the caller aborted, or the connection failed. */
-export class HyperstackTransportError extends Error {
-  readonly reason: 'timeout' | 'aborted' | 'network';
+export class HyperstackTransportError extends UpstreamTransportError {}
 
-  constructor(reason: 'timeout' | 'aborted' | 'network', message: string) {
-    super(message);
-    this.name = 'HyperstackTransportError';
-    this.reason = reason;
-  }
-}
-
-export interface HyperstackClientOptions {
+export interface HyperstackClientOptions extends UpstreamHttpOptions {
   apiKey: string;
-  /** Including the version prefix: https://infrahub-api.nexgencloud.com/v1. */
-  baseUrl: string;
-  timeoutMs: number;
-  retries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  minIntervalMs: number;
 }
-
-export interface CallOptions {
-  body?: unknown;
-  /** Safe to send again after a 429, 5xx or lost answer. Creates never are. */
-  idempotent: boolean;
-  signal?: AbortSignal;
-}
-
-const aborted = () => new HyperstackTransportError('aborted', 'request aborted by the caller');
-
-const isRetryable = (error: unknown): boolean =>
-  error instanceof HyperstackApiError ? error.status === 429 || error.status >= 500 : error instanceof HyperstackTransportError && error.reason !== 'aborted';
 
 const envelopeError = (status: number, text: string, retryAfter: number | null): HyperstackApiError => {
   try {
@@ -57,65 +24,24 @@ const envelopeError = (status: number, text: string, retryAfter: number | null):
   } catch {
     // not JSON: a proxy page
   }
-  return new HyperstackApiError(status, `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`, null, retryAfter);
+  return new HyperstackApiError(status, rawErrorMessage(status, text), null, retryAfter);
 };
 
-/** Hyperstack's Infrahub API over undici: the `api_key` header, its envelope, timeouts, pacing and retries of safe calls. */
+/** Hyperstack's Infrahub API over undici: the `api_key` header and its envelope (pacing, timeouts, retries: shared/upstream-http.ts). */
 export class HyperstackClient {
-  private readonly options: HyperstackClientOptions;
-  private readonly pacer: Pacer;
+  private readonly apiKey: string;
+  private readonly http: UpstreamHttp;
 
   constructor(options: HyperstackClientOptions) {
-    this.options = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') };
-    this.pacer = new Pacer(options.minIntervalMs);
+    this.apiKey = options.apiKey;
+    this.http = new UpstreamHttp(options, { transport: (reason, message) => new HyperstackTransportError(reason, message) });
   }
 
-  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: CallOptions): Promise<unknown> {
-    const attempts = options.idempotent ? 1 + Math.max(0, this.options.retries) : 1;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.once(method, path, options);
-      } catch (error) {
-        if (attempt >= attempts || !isRetryable(error)) throw error;
-        const backoff = this.options.retryBaseMs * 2 ** (attempt - 1);
-        const hinted = error instanceof HyperstackApiError ? (error.retryAfterMs ?? 0) : 0;
-        await pause(Math.min(this.options.retryMaxMs, Math.max(backoff, hinted)), options.signal, aborted);
-      }
-    }
-  }
-
-  private async once(method: string, path: string, options: CallOptions): Promise<unknown> {
-    await this.pacer.wait(options.signal, aborted);
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-    const headers: Record<string, string> = { api_key: this.options.apiKey, accept: 'application/json' };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-    let status: number;
-    let text: string;
-    let retryAfter: string | string[] | undefined;
-    try {
-      const response = await request(`${this.options.baseUrl}${path}`, {
-        method: method as 'GET',
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal,
-      });
-      status = response.statusCode;
-      retryAfter = response.headers['retry-after'];
-      text = await response.body.text();
-    } catch (error) {
-      if (timeout.aborted) throw new HyperstackTransportError('timeout', `no answer within ${this.options.timeoutMs} ms`);
-      if (options.signal?.aborted) throw aborted();
-      throw new HyperstackTransportError('network', (error as Error).message);
-    }
-    if (status >= 200 && status < 300) {
-      if (text === '') return undefined;
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new HyperstackApiError(status, 'success answer is not JSON', null);
-      }
-    }
-    throw envelopeError(status, text, retryAfterMs(retryAfter));
+  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: UpstreamCallOptions): Promise<unknown> {
+    return this.http.retrying(options.idempotent, options.signal, async () => {
+      const answer = await this.http.send({ method, path, headers: { api_key: this.apiKey, accept: 'application/json' }, body: options.body, signal: options.signal });
+      if (isSuccess(answer)) return successJson(answer, () => new HyperstackApiError(answer.status, 'success answer is not JSON', null));
+      throw envelopeError(answer.status, answer.text, answer.retryAfterMs);
+    });
   }
 }

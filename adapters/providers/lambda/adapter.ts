@@ -1,4 +1,3 @@
-import { ZodError } from 'zod';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
@@ -14,7 +13,8 @@ import {
 } from '../../../core/ports/providers.ts';
 import { isVolumeId } from '../../../core/volumes/volume.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
-import { LambdaApiError, LambdaTransportError, type LambdaClient } from './client.ts';
+import { upstreamFailure, type FailureReading, type Operation } from '../shared/upstream-failure.ts';
+import { LambdaApiError, type LambdaClient } from './client.ts';
 import {
   EXTRA_FILTER_KEYS,
   fileSystemListSchema,
@@ -42,41 +42,15 @@ import {
   type LambdaInstance,
 } from './mapping.ts';
 
-/**
- * create: the launch itself (a lost answer may have launched something);
- * action: terminate, restart, and the SSH-key steps before a launch (4xx = refused, else unreachable);
- * read: everything else.
- */
-type Operation = 'create' | 'action' | 'read';
-
 const describeApiError = (error: LambdaApiError): string => {
   if (error.status === 401) return `API key rejected (${error.code ?? 'HTTP 401'}): check the Lambda API key`;
   const code = error.code ?? `HTTP ${error.status}`;
   return `${code}: ${error.message}${error.suggestion ? ` (${error.suggestion})` : ''}`;
 };
 
-export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => {
-  if (error instanceof ProviderFailure) return error;
-  if (error instanceof LambdaApiError) {
-    const message = `${what}: ${describeApiError(error)}`;
-    const upstreamFault = error.status >= 500;
-    if (operation === 'create') return new ProviderFailure(PROVIDER, upstreamFault ? 'ambiguous' : 'rejected', message, error.status);
-    if (operation === 'action') {
-      const refused = !upstreamFault && error.status !== 429;
-      return new ProviderFailure(PROVIDER, refused ? 'rejected' : 'unavailable', message, error.status);
-    }
-    return new ProviderFailure(PROVIDER, 'unavailable', message, error.status);
-  }
-  if (error instanceof LambdaTransportError) {
-    return new ProviderFailure(PROVIDER, operation === 'create' ? 'ambiguous' : 'unavailable', `${what}: ${error.message}`);
-  }
-  if (error instanceof ZodError) {
-    // a 200 whose body we cannot read: for a launch, something was created
-    const kind = operation === 'create' ? 'ambiguous' : 'unavailable';
-    return new ProviderFailure(PROVIDER, kind, `${what}: unexpected answer shape (${error.issues[0]?.message ?? 'invalid'})`);
-  }
-  return new ProviderFailure(PROVIDER, operation === 'create' ? 'ambiguous' : 'unavailable', `${what}: ${String(error)}`);
-};
+const FAILURES: FailureReading<LambdaApiError> = { provider: PROVIDER, apiError: LambdaApiError, describe: describeApiError };
+
+export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => upstreamFailure(FAILURES, operation, what, error);
 
 /** Lambda's "already gone" answer: 404 with `global/object-does-not-exist`. */
 const isGone = (error: unknown): boolean =>

@@ -1,4 +1,3 @@
-import { ZodError } from 'zod';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
@@ -16,7 +15,8 @@ import {
 } from '../../../core/ports/providers.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 import { spotBid } from '../shared/spot-bid.ts';
-import { ShadeformApiError, ShadeformTransportError, type ShadeformClient } from './client.ts';
+import { upstreamFailure, type FailureReading, type Operation } from '../shared/upstream-failure.ts';
+import { ShadeformApiError, type ShadeformClient } from './client.ts';
 import {
   createBody,
   createdSchema,
@@ -45,22 +45,13 @@ import {
   type ShadeformVolume,
 } from './mapping.ts';
 
-type Operation = 'create' | 'action' | 'read';
-
-export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => {
-  if (error instanceof ProviderFailure) return error;
-  if (error instanceof ShadeformApiError) {
-    const message = `${what}: ${error.status === 401 || error.status === 403 ? 'API key refused: check SHADEFORM_API_KEY' : `HTTP ${error.status}: ${error.message}`}`;
-    const upstreamFault = error.status >= 500;
-    if (operation === 'create') return new ProviderFailure(PROVIDER, upstreamFault ? 'ambiguous' : 'rejected', message, error.status);
-    if (operation === 'action') return new ProviderFailure(PROVIDER, upstreamFault || error.status === 429 ? 'unavailable' : 'rejected', message, error.status);
-    return new ProviderFailure(PROVIDER, 'unavailable', message, error.status);
-  }
-  const kind = operation === 'create' ? 'ambiguous' : 'unavailable';
-  if (error instanceof ShadeformTransportError) return new ProviderFailure(PROVIDER, kind, `${what}: ${error.message}`);
-  if (error instanceof ZodError) return new ProviderFailure(PROVIDER, kind, `${what}: unexpected answer shape (${error.issues[0]?.message ?? 'invalid'})`);
-  return new ProviderFailure(PROVIDER, kind, `${what}: ${String(error)}`);
+const FAILURES: FailureReading<ShadeformApiError> = {
+  provider: PROVIDER,
+  apiError: ShadeformApiError,
+  describe: (error) => (error.status === 401 || error.status === 403 ? 'API key refused: check SHADEFORM_API_KEY' : `HTTP ${error.status}: ${error.message}`),
 };
+
+export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => upstreamFailure(FAILURES, operation, what, error);
 
 const isGone = (error: unknown): boolean => error instanceof ShadeformApiError && error.status === 404;
 

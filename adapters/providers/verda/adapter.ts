@@ -1,4 +1,3 @@
-import { ZodError } from 'zod';
 import type { Offer } from '../../../core/market/offer.ts';
 import type { StandardFilter } from '../../../core/market/search-filter.ts';
 import {
@@ -16,7 +15,8 @@ import {
 import { compareDecimal } from '../shared/decimal.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
 import { spotBid } from '../shared/spot-bid.ts';
-import { VerdaApiError, VerdaTransportError, type VerdaClient } from './client.ts';
+import { upstreamFailure, type FailureReading, type Operation } from '../shared/upstream-failure.ts';
+import { VerdaApiError, type VerdaClient } from './client.ts';
 import {
   availabilitySchema,
   bidOf,
@@ -46,29 +46,15 @@ import {
   type VerdaInstanceType,
 } from './mapping.ts';
 
-/** create: the deploy itself; action: delete and the key and script steps before a deploy; read: the rest. */
-type Operation = 'create' | 'action' | 'read';
-
-export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => {
-  if (error instanceof ProviderFailure) return error;
-  if (error instanceof VerdaApiError) {
-    const message = `${what}: ${error.status === 401 ? 'credentials refused: check VERDA_CLIENT_ID and VERDA_CLIENT_SECRET' : `${error.code ?? `HTTP ${error.status}`}: ${error.message}`}`;
-    if (operation === 'create') {
-      // Verda documents a 503 on a deploy as "no capacity in the selected location": nothing was made
-      const nothingMade = error.status < 500 || (error.status === 503 && error.code === 'service_unavailable');
-      return new ProviderFailure(PROVIDER, nothingMade ? 'rejected' : 'ambiguous', message, error.status);
-    }
-    if (operation === 'action') {
-      const refused = error.status < 500 && error.status !== 429;
-      return new ProviderFailure(PROVIDER, refused ? 'rejected' : 'unavailable', message, error.status);
-    }
-    return new ProviderFailure(PROVIDER, 'unavailable', message, error.status);
-  }
-  const kind = operation === 'create' ? 'ambiguous' : 'unavailable';
-  if (error instanceof VerdaTransportError) return new ProviderFailure(PROVIDER, kind, `${what}: ${error.message}`);
-  if (error instanceof ZodError) return new ProviderFailure(PROVIDER, kind, `${what}: unexpected answer shape (${error.issues[0]?.message ?? 'invalid'})`);
-  return new ProviderFailure(PROVIDER, kind, `${what}: ${String(error)}`);
+const FAILURES: FailureReading<VerdaApiError> = {
+  provider: PROVIDER,
+  apiError: VerdaApiError,
+  describe: (error) => (error.status === 401 ? 'credentials refused: check VERDA_CLIENT_ID and VERDA_CLIENT_SECRET' : `${error.code ?? `HTTP ${error.status}`}: ${error.message}`),
+  // Verda documents a 503 on a deploy as "no capacity in the selected location": nothing was made
+  nothingMade: (error) => error.status < 500 || (error.status === 503 && error.code === 'service_unavailable'),
 };
+
+export const toFailure = (operation: Operation, what: string, error: unknown): ProviderFailure => upstreamFailure(FAILURES, operation, what, error);
 
 const isGone = (error: unknown): boolean => error instanceof VerdaApiError && error.status === 404;
 

@@ -1,5 +1,4 @@
-import { request } from 'undici';
-import { Pacer, pause, retryAfterMs } from '../shared/pacing.ts';
+import { isSuccess, rawErrorMessage, UpstreamApiError, UpstreamHttp, UpstreamTransportError, type UpstreamCallOptions, type UpstreamHttpOptions } from '../shared/upstream-http.ts';
 
 /** Error codes Verda's description lists for its `{code, message}` envelope. */
 export const VERDA_ERROR_CODES = [
@@ -15,53 +14,26 @@ export const VERDA_ERROR_CODES = [
 ] as const;
 
 /** Verda answered with an HTTP error; `code` is its envelope's code when it sent one. */
-export class VerdaApiError extends Error {
-  readonly status: number;
+export class VerdaApiError extends UpstreamApiError {
   readonly code: string | null;
-  readonly retryAfterMs: number | null;
 
   constructor(status: number, code: string | null, message: string, retryAfterMs: number | null = null) {
-    super(message);
-    this.name = 'VerdaApiError';
-    this.status = status;
+    super(status, message, retryAfterMs);
     this.code = code;
-    this.retryAfterMs = retryAfterMs;
   }
 }
 
 /** No HTTP answer at all: our timeout fired, the caller aborted, or the connection failed. */
-export class VerdaTransportError extends Error {
-  readonly reason: 'timeout' | 'aborted' | 'network';
+export class VerdaTransportError extends UpstreamTransportError {}
 
-  constructor(reason: 'timeout' | 'aborted' | 'network', message: string) {
-    super(message);
-    this.name = 'VerdaTransportError';
-    this.reason = reason;
-  }
-}
-
-export interface VerdaClientOptions {
+/** `baseUrl` includes the version prefix (https://api.verda.com/v1); `minIntervalMs`: Verda allows 60 a minute per method and path. */
+export interface VerdaClientOptions extends UpstreamHttpOptions {
   clientId: string;
   clientSecret: string;
-  /** Including the version prefix: https://api.verda.com/v1. */
-  baseUrl: string;
-  timeoutMs: number;
-  retries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  /** Spacing between two requests (Verda allows 60 a minute per method and path). */
-  minIntervalMs: number;
   /** A token is renewed this long before its `expires_in` runs out (at most a tenth of its life). */
   renewBeforeMs: number;
   /** Milliseconds since the epoch: the token's life is counted on it (a test moves it). */
   now: () => number;
-}
-
-export interface CallOptions {
-  body?: unknown;
-  /** Safe to send again after a 429, 5xx or lost answer. Creates never are. */
-  idempotent: boolean;
-  signal?: AbortSignal;
 }
 
 /** What a call answers: its status, and its body as JSON, or as text when it is not JSON (Verda's new ids). */
@@ -77,11 +49,6 @@ interface Token {
   renewAt: number;
 }
 
-const aborted = () => new VerdaTransportError('aborted', 'request aborted by the caller');
-
-const isRetryable = (error: unknown): boolean =>
-  error instanceof VerdaApiError ? error.status === 429 || error.status >= 500 : error instanceof VerdaTransportError && error.reason !== 'aborted';
-
 const parse = (text: string): unknown => {
   if (text === '') return undefined;
   try {
@@ -96,41 +63,31 @@ const envelopeError = (status: number, text: string, retryAfter: number | null):
   if (body && typeof body === 'object' && typeof body.code === 'string') {
     return new VerdaApiError(status, body.code, typeof body.message === 'string' ? body.message : `HTTP ${status}`, retryAfter);
   }
-  return new VerdaApiError(status, null, `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`, retryAfter);
+  return new VerdaApiError(status, null, rawErrorMessage(status, text), retryAfter);
 };
 
 /**
  * Verda's REST API over undici: an OAuth2 client-credentials bearer renewed before its `expires_in` runs out (by
- * its refresh token, else by the credentials again), the `{code, message}` envelope, timeouts, pacing and retries
- * of safe calls.
+ * its refresh token, else by the credentials again) and the `{code, message}` envelope (pacing, timeouts, retries
+ * of safe calls: shared/upstream-http.ts).
  */
 export class VerdaClient {
   private readonly options: VerdaClientOptions;
-  private readonly pacer: Pacer;
+  private readonly http: UpstreamHttp;
   private token: Token | null = null;
   private pending: Promise<Token> | null = null;
 
   constructor(options: VerdaClientOptions) {
-    this.options = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') };
-    this.pacer = new Pacer(options.minIntervalMs);
+    this.options = options;
+    this.http = new UpstreamHttp(options, { transport: (reason, message) => new VerdaTransportError(reason, message) });
   }
 
-  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: CallOptions): Promise<VerdaAnswer> {
-    const attempts = options.idempotent ? 1 + Math.max(0, this.options.retries) : 1;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.authorized(method, path, options);
-      } catch (error) {
-        if (attempt >= attempts || !isRetryable(error)) throw error;
-        const backoff = this.options.retryBaseMs * 2 ** (attempt - 1);
-        const hinted = error instanceof VerdaApiError ? (error.retryAfterMs ?? 0) : 0;
-        await pause(Math.min(this.options.retryMaxMs, Math.max(backoff, hinted)), options.signal, aborted);
-      }
-    }
+  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: UpstreamCallOptions): Promise<VerdaAnswer> {
+    return this.http.retrying(options.idempotent, options.signal, () => this.authorized(method, path, options));
   }
 
   /** One call with a live bearer; a 401 (a token revoked early) gets one more try with a new one: nothing was done. */
-  private async authorized(method: string, path: string, options: CallOptions): Promise<VerdaAnswer> {
+  private async authorized(method: string, path: string, options: UpstreamCallOptions): Promise<VerdaAnswer> {
     const token = await this.bearer(options.signal);
     try {
       return await this.once(method, path, options, token.accessToken);
@@ -148,7 +105,7 @@ export class VerdaClient {
       this.pending = null;
     });
     const token = await this.pending;
-    if (signal?.aborted) throw aborted();
+    if (signal?.aborted) throw this.http.aborted();
     return token;
   }
 
@@ -180,34 +137,12 @@ export class VerdaClient {
     };
   }
 
-  private async once(method: string, path: string, options: CallOptions, accessToken: string | null): Promise<VerdaAnswer> {
-    await this.pacer.wait(options.signal, aborted);
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  private async once(method: string, path: string, options: UpstreamCallOptions, accessToken: string | null): Promise<VerdaAnswer> {
     // Verda's description requires a user-agent on its writes
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'gpu-control-plane' };
     if (accessToken) headers.authorization = `Bearer ${accessToken}`;
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-
-    let status: number;
-    let text: string;
-    let retryAfter: string | string[] | undefined;
-    try {
-      const response = await request(`${this.options.baseUrl}${path}`, {
-        method: method as 'GET',
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal,
-      });
-      status = response.statusCode;
-      retryAfter = response.headers['retry-after'];
-      text = await response.body.text();
-    } catch (error) {
-      if (timeout.aborted) throw new VerdaTransportError('timeout', `no answer within ${this.options.timeoutMs} ms`);
-      if (options.signal?.aborted) throw aborted();
-      throw new VerdaTransportError('network', (error as Error).message);
-    }
-    if (status >= 200 && status < 300) return { status, body: parse(text) };
-    throw envelopeError(status, text, retryAfterMs(retryAfter));
+    const answer = await this.http.send({ method, path, headers, body: options.body, signal: options.signal });
+    if (isSuccess(answer)) return { status: answer.status, body: parse(answer.text) };
+    throw envelopeError(answer.status, answer.text, answer.retryAfterMs);
   }
 }
