@@ -3210,6 +3210,8 @@ export interface components {
             public_key: string;
             /** @description SHA256:<unpadded base64>, as `ssh-keygen -l` prints it. */
             fingerprint: string;
+            /** @description The token that saved it (see GET /v1/tokens). A credential that is not root changes or deletes only what it, or a token under it, saved (403 MADE_BY_ANOTHER otherwise); null: saved before this was kept, so only root does. */
+            made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -3221,6 +3223,8 @@ export interface components {
             /** @description A password is saved; it is never answered. */
             has_registry_password: boolean;
             command: string | null;
+            /** @description The token that saved it (see GET /v1/tokens). A credential that is not root changes or deletes only what it, or a token under it, saved (403 MADE_BY_ANOTHER otherwise); null: saved before this was kept, so only root does. */
+            made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -3241,6 +3245,8 @@ export interface components {
             search: {
                 [key: string]: string | number | boolean;
             };
+            /** @description The token that saved it (see GET /v1/tokens). A credential that is not root changes or deletes only what it, or a token under it, saved (403 MADE_BY_ANOTHER otherwise); null: saved before this was kept, so only root does. */
+            made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -3346,6 +3352,8 @@ export interface components {
             /** @description The event types it gets; null: all. */
             events: string[] | null;
             description: string | null;
+            /** @description The token that saved it (see GET /v1/tokens). A credential that is not root changes or deletes only what it, or a token under it, saved (403 MADE_BY_ANOTHER otherwise); null: saved before this was kept, so only root does. */
+            made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** @description Since when every attempt failed; null while it answers. */
@@ -3362,6 +3370,8 @@ export interface components {
             /** @description The event types it gets; null: all. */
             events: string[] | null;
             description: string | null;
+            /** @description The token that saved it (see GET /v1/tokens). A credential that is not root changes or deletes only what it, or a token under it, saved (403 MADE_BY_ANOTHER otherwise); null: saved before this was kept, so only root does. */
+            made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** @description Since when every attempt failed; null while it answers. */

@@ -349,6 +349,9 @@ describe('a credential changes only what its subtree saved (SSH keys, images, te
     const grandchild = await child(capped.token, { scopes: ['read', 'manage'] });
     const childsKey = await saveKey(grandchild.token);
     const cappedKey = await saveKey(capped.token);
+    // each says who saved it, so a credential can tell its own
+    expect((await call('GET', `/v1/ssh-keys/${childsKey}`, capped.token)).body.made_by_token_id).toBe(grandchild.id);
+    expect((await call('GET', `/v1/ssh-keys/${cappedKey}`, capped.token)).body.made_by_token_id).toBe(capped.id);
     await refused('DELETE', `/v1/ssh-keys/${cappedKey}`, grandchild.token);
     expect((await call('DELETE', `/v1/ssh-keys/${childsKey}`, capped.token)).status).toBe(204);
     const cappedTemplate = await saveTemplate(capped.token);
@@ -372,6 +375,7 @@ describe('a credential changes only what its subtree saved (SSH keys, images, te
     const key = sshKeygen('ed25519');
     const old = { id: keyId, tenantId, name: 'old', publicKey: key.publicLine, keyType: 'ssh-ed25519', fingerprint: key.fingerprint, tokenId: null, createdAt: world.clock.now() };
     expect(await world.api.plane.storage.transaction((uow) => uow.sshKeys.add(old))).toBeNull();
+    expect((await call('GET', `/v1/ssh-keys/${keyId}`, capped.token)).body.made_by_token_id).toBeNull();
     await refused('DELETE', `/v1/ssh-keys/${keyId}`, capped.token);
     expect((await call('DELETE', `/v1/ssh-keys/${keyId}`, root)).status).toBe(204);
   });

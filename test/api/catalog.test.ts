@@ -12,6 +12,8 @@ const DIGEST = `sha256:${'ab'.repeat(32)}`;
 let api: TestApi;
 const logLines: string[] = [];
 let a: { tenantId: string; token: string };
+/** The id of a's token: what a saves says it saved it. */
+let aTokenId: string;
 let b: { tenantId: string; token: string };
 
 beforeAll(async () => {
@@ -19,6 +21,7 @@ beforeAll(async () => {
   const logger = pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) });
   api = await startApi({ secretsKey: SECRETS_KEY }, { logger });
   a = await api.newTenant('alpha');
+  aTokenId = (await api.call('GET', '/v1/tokens/self', { token: a.token })).body.id;
   b = await api.newTenant('beta');
 }, 60_000);
 afterAll(async () => api?.close());
@@ -38,7 +41,7 @@ describe('SSH keys', () => {
     const key = sshKeygen('ed25519', { comment: 'alice@laptop' });
     const saved = await api.call('POST', '/v1/ssh-keys', as(a, { name: 'laptop', public_key: `  ${key.publicLine}\n` }));
     expect(saved.status).toBe(201);
-    expect(saved.body).toEqual({ id: expect.stringMatching(/^key_[a-z0-9]+$/), name: 'laptop', public_key: key.publicLine, fingerprint: key.fingerprint, created_at: '2026-11-21T12:00:00.000Z' });
+    expect(saved.body).toEqual({ id: expect.stringMatching(/^key_[a-z0-9]+$/), name: 'laptop', public_key: key.publicLine, fingerprint: key.fingerprint, made_by_token_id: aTokenId, created_at: '2026-11-21T12:00:00.000Z' });
     expect((await api.call('GET', `/v1/ssh-keys/${saved.body.id}`, as(a))).body).toEqual(saved.body);
     expect((await api.call('GET', '/v1/ssh-keys', as(a))).body).toContainEqual(saved.body);
   });
@@ -114,6 +117,7 @@ describe('images', () => {
       registry_username: 'acme-bot',
       has_registry_password: true,
       command: 'python train.py',
+      made_by_token_id: aTokenId,
       created_at: '2026-11-21T12:00:00.000Z',
     });
     const list = await api.call('GET', '/v1/images', as(a));
@@ -217,7 +221,7 @@ describe('templates', () => {
     };
     const saved = await api.call('POST', '/v1/templates', as(a, body));
     expect(saved.status).toBe(201);
-    expect(saved.body).toEqual({ ...body, image: null, id: expect.stringMatching(/^tpl_[a-z0-9]+$/), created_at: '2026-11-21T12:00:00.000Z' });
+    expect(saved.body).toEqual({ ...body, image: null, id: expect.stringMatching(/^tpl_[a-z0-9]+$/), made_by_token_id: aTokenId, created_at: '2026-11-21T12:00:00.000Z' });
     expect((await api.call('GET', '/v1/templates', as(a))).body).toContainEqual(saved.body);
     const resolved = await api.plane.services.catalog.templateForRental(a.tenantId, saved.body.id);
     expect(resolved).toEqual({

@@ -4,7 +4,7 @@ import { CATALOG_LIMITS as L } from '../../../core/catalog/limits.ts';
 import type { Image, SshKey, Template, TemplateSearch } from '../../../core/catalog/records.ts';
 import { parseSshPublicKey } from '../../../core/catalog/ssh-public-key.ts';
 import { ENV_NAME } from '../../../core/catalog/template-rules.ts';
-import { dateTimeOut, exampleId, resourceId } from './common.ts';
+import { dateTimeOut, exampleId, madeByTokenIdOut, resourceId } from './common.ts';
 import { filterFields } from './market.ts';
 
 // ---- shared fields ------------------------------------------------------------------------------
@@ -75,6 +75,7 @@ export const SshKeyOut = z
     name: z.string(),
     public_key: z.string().meta({ description: 'The key line as saved: type, base64, comment, one space apart.' }),
     fingerprint: z.string().meta({ description: 'SHA256:<unpadded base64>, as `ssh-keygen -l` prints it.' }),
+    made_by_token_id: madeByTokenIdOut(),
     created_at: dateTimeOut(),
   })
   .meta({ id: 'SSHKeyOut' });
@@ -84,6 +85,7 @@ export const sshKeyOut = (k: SshKey): z.input<typeof SshKeyOut> => ({
   name: k.name,
   public_key: k.publicKey,
   fingerprint: k.fingerprint,
+  made_by_token_id: k.tokenId,
   created_at: k.createdAt.toISOString(),
 });
 
@@ -124,6 +126,7 @@ export const ImageOut = z
     registry_username: z.string().nullable(),
     has_registry_password: z.boolean().meta({ description: 'A password is saved; it is never answered.' }),
     command: z.string().nullable(),
+    made_by_token_id: madeByTokenIdOut(),
     created_at: dateTimeOut(),
   })
   .meta({ id: 'ImageOut' });
@@ -135,6 +138,7 @@ export const imageOut = (i: Image): z.input<typeof ImageOut> => ({
   registry_username: i.registryUsername,
   has_registry_password: i.registryPasswordSealed !== null,
   command: i.command,
+  made_by_token_id: i.tokenId,
   created_at: i.createdAt.toISOString(),
 });
 
@@ -244,6 +248,7 @@ export const TemplateOut = z
     termination_hours: z.int().nullable(),
     volume_ids: z.array(z.string()),
     search: z.record(z.string(), searchOutValue).meta({ description: 'GET /v1/gpus filters, as the search reads them.' }),
+    made_by_token_id: madeByTokenIdOut(),
     created_at: dateTimeOut(),
   })
   .meta({ id: 'TemplateOut' });
@@ -260,5 +265,6 @@ export const templateOut = (t: Template): z.input<typeof TemplateOut> => ({
   termination_hours: t.terminationHours,
   volume_ids: t.volumeIds,
   search: { ...t.search },
+  made_by_token_id: t.tokenId,
   created_at: t.createdAt.toISOString(),
 });

@@ -82,6 +82,13 @@ export const dateTimeOut = () => z.string().meta({ format: 'date-time' });
 
 export const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
+/** Who saved an SSH key, image, template or webhook endpoint: what a credential that is not root may change (acts-on.ts). */
+export const madeByTokenIdOut = () =>
+  z.string().nullable().meta({
+    description:
+      'The token that saved it (see GET /v1/tokens). A credential that is not root changes or deletes only what it, or a token under it, saved (403 MADE_BY_ANOTHER otherwise); null: saved before this was kept, so only root does.',
+  });
+
 /** An id in the documents' examples: the prefix says its kind, the rest is what ids look like (16 base32 letters). */
 export const exampleId = (prefix: string): string => `${prefix}_9q4m2xk7c3rwh8vt`;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../../core/events/event.ts';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../core/webhooks/endpoint.ts';
-import { dateTimeOut, isoOrNull, queryInt, resourceId } from './common.ts';
+import { dateTimeOut, isoOrNull, madeByTokenIdOut, queryInt, resourceId } from './common.ts';
 
 const EventTypeIn = z.enum(EVENT_TYPES);
 
@@ -25,6 +25,7 @@ export const WebhookEndpointOut = z
     url: z.string(),
     events: z.array(z.string()).nullable().meta({ description: 'The event types it gets; null: all.' }),
     description: z.string().nullable(),
+    made_by_token_id: madeByTokenIdOut(),
     created_at: dateTimeOut(),
     failing_since: dateTimeOut().nullable().meta({ description: 'Since when every attempt failed; null while it answers.' }),
     disabled_at: dateTimeOut().nullable().meta({ description: 'Set after 24 hours of failed deliveries: nothing more is sent to it.' }),
@@ -57,6 +58,7 @@ export const webhookEndpointOut = (w: WebhookEndpoint): z.input<typeof WebhookEn
   url: w.url,
   events: w.events,
   description: w.description,
+  made_by_token_id: w.tokenId,
   created_at: w.createdAt.toISOString(),
   failing_since: isoOrNull(w.failingSince),
   disabled_at: isoOrNull(w.disabledAt),
