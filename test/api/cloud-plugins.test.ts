@@ -7,16 +7,20 @@ import { createVerdaProvider } from '../../adapters/providers/verda/index.ts';
 import { rateCentsPerHour } from '../../core/market/pricing.ts';
 import type { Provider } from '../../core/ports/providers.ts';
 import { fastHyperstackConfig } from '../fakes/hyperstack/adapter-config.ts';
+import { HYPERSTACK_SERVED } from '../fakes/hyperstack/served-api.ts';
 import { startFakeHyperstack } from '../fakes/hyperstack/server.ts';
 import { fastShadeformConfig } from '../fakes/shadeform/adapter-config.ts';
+import { SHADEFORM_SERVED } from '../fakes/shadeform/served-api.ts';
 import { startFakeShadeform, type FakeShadeform } from '../fakes/shadeform/server.ts';
 import { fastVerdaConfig } from '../fakes/verda/adapter-config.ts';
+import { VERDA_SERVED } from '../fakes/verda/served-api.ts';
 import { startFakeVerda } from '../fakes/verda/server.ts';
 import { configFromEnv } from '../../hosts/composition/config.ts';
 import { startFakeLambda } from '../fakes/lambda/server.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { DescriptionChecker, loadProviderDescription, type RecordedExchange } from '../support/provider-description.ts';
 import { OPERATOR } from '../support/rentals.ts';
+import type { ServedDescription } from '../support/served-api.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
 
 /**
@@ -34,8 +38,8 @@ interface Cloud {
   instanceSsh?: { user: string; port: number };
   /** The fake and the adapter over it. */
   start(): Promise<{ provider: Provider; close(): Promise<void>; machines(): number; volumes(): number; exchanges(): RecordedExchange[]; upstreamPrice(offerId: string): string }>;
-  /** Its description file and how to read it. */
-  description: { file: string; options: ConstructorParameters<typeof DescriptionChecker>[1] };
+  /** Its published description file and how to read it, and the project's own description of what its fake serves. */
+  description: { file: string; options: ConstructorParameters<typeof DescriptionChecker>[1]; served: ServedDescription };
   /** The create request among the exchanges. */
   isCreate(exchange: RecordedExchange): boolean;
   /** null: not a volume host. */
@@ -60,7 +64,7 @@ const CLOUDS: Cloud[] = [
         upstreamPrice: (offerId) => fake.state.types.get(offerId.split('@')[0]!)!.price_per_hour,
       };
     },
-    description: { file: 'verda-openapi.json', options: { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' } },
+    description: { file: 'verda-openapi.json', options: { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' }, served: VERDA_SERVED },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances',
     volumeRegion: 'FIN-01',
     operations: ['spot'],
@@ -85,7 +89,7 @@ const CLOUDS: Cloud[] = [
         },
       };
     },
-    description: { file: 'hyperstack-openapi.json', options: {} },
+    description: { file: 'hyperstack-openapi.json', options: {}, served: HYPERSTACK_SERVED },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/core/virtual-machines',
     volumeRegion: 'CANADA-1',
     operations: ['reboot'],
@@ -113,7 +117,7 @@ const CLOUDS: Cloud[] = [
         },
       };
     },
-    description: { file: 'shadeform-openapi.json', options: {} },
+    description: { file: 'shadeform-openapi.json', options: {}, served: SHADEFORM_SERVED },
     isCreate: (e) => e.method === 'POST' && e.path === '/v1/instances/create',
     volumeRegion: 'us-central-1',
     operations: ['reboot', 'spot'],
@@ -174,8 +178,10 @@ describe.each(CLOUDS)('$name through the API', (cloud) => {
     expect(fake().machines()).toBe(before + 1);
     const creates = fake().exchanges().filter(cloud.isCreate);
     expect(creates).toHaveLength(1);
+    const { served } = cloud.description;
+    expect(new DescriptionChecker(served.doc, served.options).check(creates)).toEqual([]);
     const description = loadProviderDescription(cloud.description.file);
-    if (description.doc) expect(new DescriptionChecker(description.doc, cloud.description.options).check(creates)).toEqual([]);
+    for (const doc of description.doc ? [description.doc] : []) expect(new DescriptionChecker(doc, cloud.description.options).check(creates)).toEqual([]);
 
     const instance = (await api.call('GET', `/v1/instances/${rented.body.id}`, { token })).body;
     expect(instance).toMatchObject({

@@ -7,9 +7,10 @@ import addFormats from 'ajv-formats';
  * Holds a fake cloud to the cloud's own published API description (OpenAPI 3.0 or 3.1): each request the fake
  * received and each answer it gave, as the fake recorded them, is checked against the operation the description
  * has for its method and path (path templating), its required parameters, its security, its request body schema
- * and the schema of the answer's status. The descriptions are not part of this repository: they are read from
- * PROVIDER_DESCRIPTIONS_DIR, else from the `providers` folder of the `shared` directory beside the repository; absent, the tests that need one
- * say so and do not run, unless REQUIRE_PROVIDER_DESCRIPTIONS=1 (CI) makes their absence a failure.
+ * and the schema of the answer's status. The clouds' published descriptions are not part of this repository: they
+ * are read from PROVIDER_DESCRIPTIONS_DIR, else from the `providers` folder of the `shared` directory beside the
+ * repository; REQUIRE_PROVIDER_DESCRIPTIONS=1 (CI) makes their absence a failure. Absent otherwise, a fake is still
+ * held to the project's own description of what it serves (test/support/served-api.ts), which runs always.
  */
 
 type Json = Record<string, any>;

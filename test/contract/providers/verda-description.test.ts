@@ -1,35 +1,40 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createVerdaProvider } from '../../../adapters/providers/verda/index.ts';
 import { fastVerdaConfig } from '../../fakes/verda/adapter-config.ts';
+import { VERDA_SERVED } from '../../fakes/verda/served-api.ts';
 import { startFakeVerda } from '../../fakes/verda/server.ts';
-import { DescriptionChecker, loadProviderDescription } from '../../support/provider-description.ts';
+import { descriptionSuites } from '../../support/description-suite.ts';
+import type { RecordedExchange } from '../../support/provider-description.ts';
 import { machineRequest } from '../provider-contract.ts';
 
 /**
- * The Verda fake against Verda's own OpenAPI description: every request the adapter sends through a whole life
- * (bearer, offers, keys, script, deploy, read, spot, volumes, delete) is one the description accepts, and every
- * answer the fake gives is one it describes. The fake cannot drift from the real API unseen.
+ * The Verda fake through a whole life (bearer, offers, keys, script, deploy, read, spot, volumes, delete), held to
+ * the project's own description of what it serves (test/fakes/verda/served-api.ts) in every run, and to Verda's own
+ * OpenAPI description where it is at hand (CI requires it): every request is one the description accepts, and
+ * every answer the fake gives is one it describes. The fake cannot drift from the real API unseen.
  */
-const description = loadProviderDescription('verda-openapi.json');
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDescribed a@b';
+const shape = (e: RecordedExchange) => `${e.method} ${e.path.replace(/[0-9a-f-]{36}/g, '{id}')}`;
 
-describe.runIf(description.doc)('the Verda fake follows verda-openapi.json', () => {
+descriptionSuites({
+  cloud: 'Verda',
+  served: VERDA_SERVED,
+  file: 'verda-openapi.json',
   // Cloudflare adds cf-connecting-ip on the way; errors are the {code, message} envelope the description states in prose
-  const checker = () => new DescriptionChecker(description.doc!, { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' });
-
-  it('accepts every request of a rental, a spot rental and a volume, and describes every answer', async () => {
+  publishedOptions: { headersAddedOnTheWay: ['cf-connecting-ip'], errorSchema: 'PublicApiErrorResponseDto' },
+  life: async () => {
     const fake = await startFakeVerda();
     fake.state.bootMs = 0;
     try {
       const provider = createVerdaProvider(fastVerdaConfig(fake));
-      const offers = await provider.listOffers();
-      expect(offers.length).toBeGreaterThan(0);
+      expect((await provider.listOffers()).length).toBeGreaterThan(0);
       const volume = await provider.createVolume({ label: 'vol_desc1', name: 'data', sizeGb: 10, region: 'FIN-01' });
       const machine = await provider.createMachine(
-        machineRequest({ offerId: '1H100.80S.30V@FIN-01', label: 'ins_desc1', name: 'described', sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDescribed a@b'], startupScript: 'echo hi', volumeIds: [volume.volumeId] }),
+        machineRequest({ offerId: '1H100.80S.30V@FIN-01', label: 'ins_desc1', name: 'described', sshPublicKeys: [KEY], startupScript: 'echo hi', volumeIds: [volume.volumeId] }),
       );
       expect((await provider.getMachine(machine.machineId))?.sshHost).not.toBeNull();
       await provider.listMachines();
-      const spot = await provider.createSpotMachine({ ...machineRequest({ offerId: '1A100.80S.22V@FIN-01', label: 'ins_desc2', sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDescribed a@b'] }), bidUsdPerHour: '1' });
+      const spot = await provider.createSpotMachine({ ...machineRequest({ offerId: '1A100.80S.22V@FIN-01', label: 'ins_desc2', sshPublicKeys: [KEY] }), bidUsdPerHour: '1' });
       await provider.deleteVolume(volume.volumeId).catch(() => undefined); // refused: attached
       await provider.terminateMachine(machine.machineId);
       await provider.terminateMachine(spot.machineId);
@@ -37,35 +42,39 @@ describe.runIf(description.doc)('the Verda fake follows verda-openapi.json', () 
       await provider.deleteVolume(volume.volumeId);
       await provider.deleteVolume(volume.volumeId);
       expect(await provider.listVolumes()).toEqual([]);
-
-      const exchanges = fake.state.exchanges;
-      expect(new Set(exchanges.map((e) => `${e.method} ${e.path.replace(/[0-9a-f-]{36}/g, '{id}')}`))).toEqual(
-        new Set([
-          'POST /v1/oauth2/token', 'GET /v1/instance-types', 'GET /v1/instance-availability', 'GET /v1/locations', 'GET /v1/volume-types',
-          'POST /v1/volumes', 'GET /v1/volumes/{id}', 'GET /v1/ssh-keys', 'POST /v1/ssh-keys', 'POST /v1/scripts', 'POST /v1/instances',
-          'GET /v1/instances/{id}', 'GET /v1/instances', 'DELETE /v1/volumes/{id}', 'PUT /v1/instances', 'GET /v1/scripts/{id}',
-          'DELETE /v1/scripts/{id}', 'GET /v1/volumes',
-        ]),
-      );
-      expect(checker().check(exchanges)).toEqual([]);
+      return fake.state.exchanges;
     } finally {
       await fake.close();
     }
-  });
-
-  it('finds a request the description refuses, and an answer it does not describe', () => {
-    const bad = checker().check([
-      { method: 'POST', path: '/v1/instances', query: {}, headers: { authorization: 'Bearer x', 'user-agent': 'x' }, body: { instance_type: '1H100.80S.30V', hostname: 'h' }, status: 202, answer: 'id' },
-      { method: 'GET', path: '/v1/instances/abc', query: {}, headers: {}, body: undefined, status: 200, answer: { id: 'abc' } },
-      { method: 'POST', path: '/v1/nowhere', query: {}, headers: {}, body: undefined, status: 404, answer: undefined },
-    ]);
-    expect(bad.join('\n')).toMatch(/body must have required property 'image'/);
-    expect(bad.join('\n')).toMatch(/no credentials/);
-    expect(bad.join('\n')).toMatch(/GET \/v1\/instances\/\{instance_id\} → 200: body must have required property 'ip'/);
-    expect(bad.join('\n')).toMatch(/POST \/v1\/nowhere: no such operation/);
-  });
-});
-
-describe.runIf(!description.doc)('the Verda fake against its description', () => {
-  it.skip(`is not checked here: ${description.reason}`);
+  },
+  shape,
+  ownCases: (checker) => {
+    it('finds a request without its bearer, a deploy missing a field, and answers the adapter could not read', () => {
+      const problems = checker
+        .check([
+          { method: 'GET', path: '/v1/instances/abc', query: {}, headers: {}, body: undefined, status: 200, answer: { id: 'abc', status: 'running' } },
+          { method: 'POST', path: '/v1/instances', query: {}, headers: { authorization: 'Bearer x' }, body: { instance_type: '1H100.80S.30V', hostname: 'h', location_code: 'FIN-01' }, status: 400, answer: { message: 'no' } },
+          { method: 'GET', path: '/v1/instance-availability', query: {}, headers: { authorization: 'Bearer x' }, body: undefined, status: 200, answer: [] },
+        ])
+        .join('\n');
+      expect(problems).toMatch(/GET \/instances\/\{id\}: no credentials/);
+      expect(problems).toMatch(/→ 200: body must have required property 'ip'/);
+      expect(problems).toMatch(/body must have required property 'image'/);
+      expect(problems).toMatch(/→ 400: error body must have required property 'code'/);
+      expect(problems).toMatch(/the required query parameter is_spot is missing/);
+    });
+  },
+  publishedCases: (checker) => {
+    it('finds a request the description refuses, and an answer it does not describe', () => {
+      const bad = checker.check([
+        { method: 'POST', path: '/v1/instances', query: {}, headers: { authorization: 'Bearer x', 'user-agent': 'x' }, body: { instance_type: '1H100.80S.30V', hostname: 'h' }, status: 202, answer: 'id' },
+        { method: 'GET', path: '/v1/instances/abc', query: {}, headers: {}, body: undefined, status: 200, answer: { id: 'abc' } },
+        { method: 'POST', path: '/v1/nowhere', query: {}, headers: {}, body: undefined, status: 404, answer: undefined },
+      ]);
+      expect(bad.join('\n')).toMatch(/body must have required property 'image'/);
+      expect(bad.join('\n')).toMatch(/no credentials/);
+      expect(bad.join('\n')).toMatch(/GET \/v1\/instances\/\{instance_id\} → 200: body must have required property 'ip'/);
+      expect(bad.join('\n')).toMatch(/POST \/v1\/nowhere: no such operation/);
+    });
+  },
 });
