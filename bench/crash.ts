@@ -1,7 +1,8 @@
 /**
  * The crash test's long run (docs/benchmarks.md, bench/crash): `npm run bench:crash`. CRASH_KILLS kills (default
- * 200) on PostgreSQL, and a quarter as many on an embedded PGlite directory (CRASH_PGLITE_KILLS), from CRASH_SEED
- * (default 2929); prints the figures: kills survived, requests, invariants checked, violations, the machine's load.
+ * 200) on PostgreSQL (of the server, a replica and the sweep daemon), and a quarter as many on an embedded PGlite
+ * directory (CRASH_PGLITE_KILLS), from CRASH_SEED (default 2929); prints the figures: kills survived by process kind,
+ * requests, invariants checked, violations, events delivered, the machine's load.
  */
 import { loadavg, cpus } from 'node:os';
 import { crashRun, type CrashFigures } from '../test/crash/crash-run.ts';
@@ -22,10 +23,13 @@ if (PGLITE_KILLS > 0) runs.push(await crashRun({ storage: 'pglite', seed: SEED +
 const loadAfter = loadavg();
 
 console.log(`crash bench, seed ${SEED}, ${cpus().length} cores, load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after (1 min)`);
-console.log('| storage | kills survived | at crash points | at random moments | requests | invariants checked | violations | slowest key retry after a restart | wall time |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('| storage | kills survived | by process | at crash points | at random moments | requests | invariants checked | violations | events delivered (deliveries) | slowest key retry after a restart | wall time |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const run of runs) {
-  console.log(`| ${run.storage} | ${run.kills} | ${run.failpointKills} | ${run.randomKills} | ${run.requests} | ${run.invariantsChecked} | ${run.violations.length} | ${Math.round(run.slowestRetryMs)} ms | ${(run.wallMs / 1000).toFixed(0)} s (starting servers ${(run.startMs / 1000).toFixed(0)} s) |`);
+  const byKind = Object.entries(run.byKind).map(([kind, n]) => `${kind} ${n} (${run.failpointKillsByKind[kind] ?? 0} at a point)`).join(', ');
+  console.log(
+    `| ${run.storage} | ${run.kills} | ${byKind} | ${run.failpointKills} | ${run.randomKills} | ${run.requests} | ${run.invariantsChecked} | ${run.violations.length} | ${run.eventsDelivered} (${run.webhookDeliveries}) | ${Math.round(run.slowestRetryMs)} ms | ${(run.wallMs / 1000).toFixed(0)} s (${run.starts} starts, ${(run.startMs / 1000).toFixed(0)} s) |`,
+  );
 }
 for (const run of runs) for (const violation of run.violations) console.log(`${run.storage}: ${violation}`);
 process.exit(runs.some((run) => run.violations.length > 0) ? 1 : 0);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { CRASH_POINTS, installCrashHook, type CrashPointName } from '../../core/crash-points.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import { ConfigError } from './config.ts';
@@ -19,12 +20,38 @@ export function installCrashAt(env: Record<string, string | undefined> = process
   });
 }
 
+/** How stale a read of the clock file may be: the test moves the clock only while nothing of its own is in flight. */
+const CLOCK_FILE_FRESH_MS = 20;
+
 /**
- * For the crash test only: CRASH_CLOCK_OFFSET_MS moves this process's clock forward by that much, so a test can
- * let hours pass between one process and the next (hour blocks come due) without waiting for them.
+ * For the crash test only: CRASH_CLOCK_FILE names a file holding milliseconds, by which this process's clock runs
+ * ahead of the real one. The test moves them forward while its processes run (hour blocks come due without waiting
+ * for them), and every process on the same file (a server, a replica, the sweep daemon) keeps the one clock.
  */
 export function crashOverrides(env: Record<string, string | undefined> = process.env): { clock?: Clock } {
-  const offset = Number(env.CRASH_CLOCK_OFFSET_MS ?? '0');
-  if (!Number.isSafeInteger(offset) || offset === 0) return {};
-  return { clock: { now: () => new Date(Date.now() + offset) } };
+  const file = env.CRASH_CLOCK_FILE;
+  if (!file) return {};
+  const read = (): number => {
+    const offset = Number(readFileSync(file, 'utf8').trim());
+    if (!Number.isSafeInteger(offset)) throw new ConfigError(`CRASH_CLOCK_FILE: ${file} must hold a whole number of milliseconds`);
+    return offset;
+  };
+  let offset = read();
+  let readAt = performance.now();
+  const current = (): number => {
+    if (performance.now() - readAt < CLOCK_FILE_FRESH_MS) return offset;
+    offset = read();
+    readAt = performance.now();
+    return offset;
+  };
+  return { clock: { now: () => new Date(Date.now() + current()) } };
+}
+
+/** For the crash test only: CRASH_SWEEP_SECONDS=n makes the sweep daemon run a pass every n seconds (1 to 59), not every minute. */
+export function crashSweepPattern(env: Record<string, string | undefined> = process.env): string | null {
+  const text = env.CRASH_SWEEP_SECONDS;
+  if (!text) return null;
+  const seconds = Number(text);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 59) throw new ConfigError(`CRASH_SWEEP_SECONDS: a whole number from 1 to 59, got "${text}"`);
+  return `*/${seconds} * * * * *`;
 }

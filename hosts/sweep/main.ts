@@ -3,7 +3,7 @@ import { describeTarget } from '../../adapters/storage/mikro-storage.ts';
 import { SchemaAheadError } from '../../adapters/storage/migration-lock.ts';
 import { ConfigError, configFromEnv } from '../composition/config.ts';
 import { createControlPlane } from '../composition/control-plane.ts';
-import { crashOverrides, installCrashAt } from '../composition/crash-at.ts';
+import { crashOverrides, crashSweepPattern, installCrashAt } from '../composition/crash-at.ts';
 import { sweepFailed } from '../composition/sweep-log.ts';
 import { listenMetrics } from './metrics-server.ts';
 
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   metricsServer?.once('listening', () => plane.logger.info({ port: metricsPort }, `sweep daemon metrics on http://localhost:${metricsPort}/metrics`));
-  const job = new Cron('30 * * * * *', { protect: true, catch: sweepFailed(plane.logger) }, pass);
+  const job = new Cron(crashSweepPattern() ?? '30 * * * * *', { protect: true, catch: sweepFailed(plane.logger) }, pass);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
