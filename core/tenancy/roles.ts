@@ -8,8 +8,8 @@ export const isRole = (value: string): value is Role => (ROLES as readonly strin
 
 /**
  * What a person's link (and every console session under it) holds. A member's `manage` reaches only what it made
- * itself (its tokens, SSH keys, images, templates, webhook endpoints: acts-on.ts): everything about people needs root,
- * which a member never is.
+ * itself (its tokens, SSH keys, images, templates: acts-on.ts): everything about people needs root, which a member
+ * never is, and reading people or registering a webhook endpoint needs manage over the whole tenant (tenant-manage.ts).
  */
 export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   owner: ['read', 'rent', 'manage', 'billing'],

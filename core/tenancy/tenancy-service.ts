@@ -13,6 +13,7 @@ import type { Tenant } from './tenant.ts';
 import { actingNodeId, isRoot, maxRentalHours, remainingCents, type Token } from './token.ts';
 import { ActivityWrites } from './activity-writes.ts';
 import { TokenCache } from './token-cache.ts';
+import { managesTenant, tenantManageRequired } from './tenant-manage.ts';
 import type { TokenRequest } from './token-terms.ts';
 
 export interface TokenView {
@@ -25,6 +26,8 @@ export interface TokenView {
   burnCentsPerHour: Cents;
   /** What may still be added an hour: the least any burn ceiling along the chain leaves; null without one. */
   burnLeftCentsPerHour: Cents | null;
+  /** Whether it manages the tenant as a whole (tenant-manage.ts): manage, and no member's session nor under one. */
+  managesTenant: boolean;
 }
 
 /** A token as listed, with what burns under it now. */
@@ -96,7 +99,18 @@ export class TenancyService {
       effectiveMaxRentalHours: maxRentalHours(chain),
       burnCentsPerHour: burning.get(caller.id) ?? 0,
       burnLeftCentsPerHour: left.length === 0 ? null : Math.min(...left),
+      managesTenant: managesTenant(chain),
     };
+  }
+
+  /**
+   * Refuses a credential without manage over the whole tenant (tenant-manage.ts): a member's session at once, an API
+   * token after reading its chain for the nearest person above it. Root reads nothing.
+   */
+  async requireTenantManage(caller: Token, what: string): Promise<void> {
+    if (isRoot(caller)) return;
+    const chain = caller.kind === 'api' ? await this.context.storage.read((uow) => uow.tokens.chain(caller.tenantId, caller.id)) : [caller];
+    if (!managesTenant(chain)) throw tenantManageRequired(what);
   }
 
   /** The tokens the caller administers: root sees the whole tenant, any other the subtree of the node it acts for. */

@@ -1239,7 +1239,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint for signed event deliveries; its signing secret is answered this once
-         * @description Bearer token with the `manage` scope.
+         * @description Bearer token with the `manage` scope over the whole tenant: not a member's console session nor a token under one.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1713,7 +1713,7 @@ export interface paths {
         };
         /**
          * The people linked to this tenant, each with their role (and a member's limits)
-         * @description Bearer token with the `manage` scope.
+         * @description Bearer token with the `manage` scope over the whole tenant: not a member's console session nor a token under one.
          */
         get: operations["listIdentities"];
         put?: never;
@@ -2720,6 +2720,8 @@ export interface components {
             root: boolean;
             /** @description What may still be added an hour: the least any burn ceiling along the token's chain leaves; null when none has one. */
             burn_left_cents_per_hour: number | null;
+            /** @description Whether this credential manages the tenant as a whole: it has manage and is not a member's console session nor a token under one. Only such a credential registers webhook endpoints and reads people; a member's manage reaches only its own tokens, SSH keys, images and templates. */
+            tenant_manage: boolean;
         };
         /**
          * @example {
@@ -3552,7 +3554,7 @@ export interface components {
             /** @description The token whose bearer linked the person in (see GET /v1/tokens); null: their first sign-in made the tenant, or an operator invited them. */
             linked_by_token_id: string | null;
             /**
-             * @description owner: everything, and only owners make or change owners; admin: everything but owners; member: read and rent, and tokens of its own, within spend_limit_cents and max_rental_hours; billing: read and billing; viewer: read.
+             * @description owner: everything, and only owners make or change owners; admin: everything but owners; member: read and rent, and tokens, SSH keys, images and templates of its own, within spend_limit_cents and max_rental_hours (not people nor webhook endpoints); billing: read and billing; viewer: read.
              * @enum {string}
              */
             role: "owner" | "admin" | "member" | "billing" | "viewer";
@@ -12290,7 +12292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope, or it is a member's console session or a token under one (TENANT_MANAGE_REQUIRED): a member manages only its own tokens, SSH keys, images and templates */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15729,7 +15731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description The token lacks the `manage` scope */
+            /** @description The token lacks the `manage` scope, or it is a member's console session or a token under one (TENANT_MANAGE_REQUIRED): a member manages only its own tokens, SSH keys, images and templates */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

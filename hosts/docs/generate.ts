@@ -23,7 +23,9 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 function credentialOf(op: Json): string {
   const schemes = (op.security ?? []).map((requirement: Json) => Object.keys(requirement)[0] ?? 'none');
   if (schemes.length === 0) return 'none';
-  const scope = op['x-required-scope'] ? ` with \`${op['x-required-scope']}\`` : '';
+  // root, or manage over the whole tenant (docs/decisions.md, "One tree of authority"), as the document states them
+  const authority = op['x-requires-root'] ? ', root only' : op['x-requires-tenant-manage'] ? ", not a member's" : '';
+  const scope = op['x-required-scope'] ? ` with \`${op['x-required-scope']}\`${authority}` : authority;
   return schemes
     .map((scheme: string) => (scheme === 'bearerAuth' ? `bearer${scope}` : scheme === 'operatorKey' ? 'operator key' : scheme === 'metricsToken' ? 'metrics token' : 'none (bootstrap in the body)'))
     .join(', or ');

@@ -38,7 +38,9 @@ const scopeNote = (access: Access): string => {
       return 'Public: no credential.';
     case 'bearer': {
       const base = access.scope ? `Bearer token with the \`${access.scope}\` scope` : 'Any valid bearer token';
-      return access.root ? `${base}, and root: a console session of an owner or admin, or a token with every scope and no limit.` : `${base}.`;
+      if (access.root) return `${base}, and root: a console session of an owner or admin, or a token with every scope and no limit.`;
+      if (access.tenantManage) return `${base} over the whole tenant: not a member's console session nor a token under one.`;
+      return `${base}.`;
     }
     case 'bearer-or-body':
       return `Bearer token with the \`${access.scope}\` scope, or no bearer and the credential in the body.`;
@@ -88,6 +90,9 @@ function derivedResponses(route: RouteDef): Map<number, { description: string; s
   if ((access.kind === 'bearer' || access.kind === 'bearer-or-body') && access.scope) derived.set(403, error(`The token lacks the \`${access.scope}\` scope`));
   if (access.kind === 'bearer' && access.root) {
     derived.set(403, error(`${access.scope ? `The token lacks the \`${access.scope}\` scope, or` : 'The credential'} is not root (ROOT_REQUIRED): an owner's or admin's session, or a token with every scope and no limit`));
+  }
+  if (access.kind === 'bearer' && access.tenantManage) {
+    derived.set(403, error(`The token lacks the \`${access.scope}\` scope, or it is a member's console session or a token under one (TENANT_MANAGE_REQUIRED): a member manages only its own tokens, SSH keys, images and templates`));
   }
   if (route.params) {
     const names = Object.keys(route.params.shape).join(', ');
@@ -152,6 +157,7 @@ function operation(route: RouteDef) {
     security: security(route.access),
     ...(requiredScope(route.access) && { 'x-required-scope': requiredScope(route.access) }),
     ...(route.access.kind === 'bearer' && route.access.root && { 'x-requires-root': true }),
+    ...(route.access.kind === 'bearer' && route.access.tenantManage && { 'x-requires-tenant-manage': true }),
     // what an agent's tooling needs to know before it calls: this operation can spend money (the spend gate decides)
     ...(route.commitsMoney && { 'x-commits-money': true }),
     ...((route.params || route.query) && {

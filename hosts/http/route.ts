@@ -10,8 +10,12 @@ import type { Coding } from './content-coding.ts';
  */
 export type Access =
   | { kind: 'public' }
-  /** `root`: only a root credential (docs/decisions.md, "One tree of authority"); others get 403 ROOT_REQUIRED. */
-  | { kind: 'bearer'; scope: Scope | null; root?: boolean }
+  /**
+   * `root`: only a root credential (docs/decisions.md, "One tree of authority"); others get 403 ROOT_REQUIRED.
+   * `tenantManage`: manage over the whole tenant, not only what the caller saved (core/tenancy/tenant-manage.ts): a
+   * member's session and every token under it get 403 TENANT_MANAGE_REQUIRED.
+   */
+  | { kind: 'bearer'; scope: Scope | null; root?: boolean; tenantManage?: boolean }
   /** A bearer token with `scope`, or no bearer and a credential in the body (bootstrap). */
   | { kind: 'bearer-or-body'; scope: Scope }
   | { kind: 'operator' }

@@ -200,7 +200,7 @@ export function buildRouter(routes: readonly RouteDef[], deps: RouterDeps): Requ
         if (refused) throw refused;
         // without a bearer the bootstrap route is public, and was limited per address like one
         if (!caller && access.kind === 'bearer') throw new DomainError('UNAUTHENTICATED', 'missing Authorization header; send Authorization: Bearer <token>');
-        if (caller) requireAccess(access, caller, 'route');
+        if (caller) await requireAccess(access, caller, 'route', deps.tenancy);
         return { caller };
       }
     }

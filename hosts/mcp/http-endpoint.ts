@@ -129,7 +129,7 @@ export function mcpEndpoint(deps: McpEndpointDeps): RequestHandler {
       refuseBatch(res);
       return;
     }
-    const server = createMcpServer(tools, inProcessBackend(routes, caller), { onError });
+    const server = createMcpServer(tools, inProcessBackend(routes, caller, deps.tenancy), { onError });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     const answer = await transport.handleRequest(webRequestOf(req), { parsedBody: req.body });

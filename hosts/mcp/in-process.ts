@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { DomainError } from '../../core/errors.ts';
 import type { Token } from '../../core/tenancy/token.ts';
-import { requireAccess } from '../http/access-check.ts';
+import { requireAccess, type AuthorityReader } from '../http/access-check.ts';
 import { toHttpError } from '../http/error-mapper.ts';
 import type { HandlerResult, RouteDef } from '../http/route.ts';
 import { parsePart } from '../http/validation.ts';
@@ -69,11 +69,11 @@ function outcomeOf(result: HandlerResult): ApiOutcome {
 }
 
 /**
- * Tool calls dispatched to the route table's own handlers for one authenticated token: the same scope check,
- * the same validation of each part (parsePart) and the same use cases as the REST request would meet, with
+ * Tool calls dispatched to the route table's own handlers for one authenticated token: the same scope and authority
+ * checks (`authority` reads the chain above the token when a route needs manage over the whole tenant), the same validation of each part (parsePart) and the same use cases as the REST request would meet, with
  * no HTTP in between. Expected outcomes come back as the status and `{detail}` the REST API answers.
  */
-export function inProcessBackend(routes: ReadonlyMap<string, RouteDef>, caller: Token): ToolBackend {
+export function inProcessBackend(routes: ReadonlyMap<string, RouteDef>, caller: Token, authority: AuthorityReader): ToolBackend {
   return {
     scopes: async () => caller.scopes,
     async invoke(tool: ToolSpec, call: ApiCall): Promise<ApiOutcome> {
@@ -81,7 +81,7 @@ export function inProcessBackend(routes: ReadonlyMap<string, RouteDef>, caller: 
       if (!route) throw new Error(`no route for ${tool.operationId}`);
       try {
         const access = route.access;
-        if (access.kind === 'bearer' || access.kind === 'bearer-or-body') requireAccess(access, caller, 'tool');
+        if (access.kind === 'bearer' || access.kind === 'bearer-or-body') await requireAccess(access, caller, 'tool', authority);
         const params = route.params ? parsePart(route.params, call.params, 'path') : {};
         const query = route.query ? parsePart(route.query, call.query, 'query') : {};
         const body = route.body ? parsePart(route.body, call.body ?? {}, 'body') : undefined;

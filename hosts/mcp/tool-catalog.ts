@@ -37,6 +37,7 @@ interface Operation {
   security?: Record<string, string[]>[];
   'x-required-scope'?: string | null;
   'x-requires-root'?: boolean;
+  'x-requires-tenant-manage'?: boolean;
   parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema }[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
   responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
@@ -189,6 +190,7 @@ export function toolCatalog(doc: OpenApiDocument): ToolSpec[] {
         note.text,
         scope ? `Needs the token's \`${scope}\` scope.` : null,
         op['x-requires-root'] ? 'Needs a root credential: an owner\'s or admin\'s session, or a token with every scope and no limit.' : null,
+        op['x-requires-tenant-manage'] ? 'Refused to a member\'s session and every token under it: a member manages only its own tokens, SSH keys, images and templates.' : null,
         agentRequired.length > 0 ? `Required here: ${agentRequired.join(', ')}.` : null,
       ]
         .filter(Boolean)

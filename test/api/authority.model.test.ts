@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,7 +10,8 @@ import { startSmtpInbox, type ReceivedMail, type SmtpInbox } from '../support/sm
 /**
  * The tree of authority as a model (docs/decisions.md, "One tree of authority"): random trees of tokens, people with
  * roles, their sessions and links, and random actions over REST and MCP (issue, revoke, link, unlink, invite and accept,
- * set a role, an idle end, rent, terminate, a spot claim, budget writes, resume). The model decides from its own
+ * set a role, an idle end, rent, terminate, a spot claim, budget writes, resume, registering a webhook endpoint and
+ * reading people). The model decides from its own
  * state whether each action may succeed; the server must agree. After every step: every credential the model has
  * ended answers 401, nothing an ended credential booked is still pending, and no token has committed past its cap.
  * AUTHORITY_MODEL_RUNS (default 10) and AUTHORITY_MODEL_SEED choose the run; each rule is seen both ways.
@@ -73,7 +75,7 @@ let seq = 0;
 
 beforeAll(async () => {
   inbox = await startSmtpInbox();
-  world = await rentalWorld({ auth: { mail: { smtpUrl: inbox.url, from: 'no-reply@cp.test' } } });
+  world = await rentalWorld({ auth: { mail: { smtpUrl: inbox.url, from: 'no-reply@cp.test' } }, secretsKey: randomBytes(32), webhooks: { allowHttp: true, delivery: false } });
 });
 afterAll(async () => {
   await world?.close();
@@ -99,6 +101,16 @@ async function newAccount(): Promise<string> {
 const isRoot = (w: World, c: Cred): boolean => {
   if (c.kind === 'session') return ['owner', 'admin'].includes(w.people.get(c.person!)!.role);
   return ALL.every((s) => c.scopes.includes(s)) && !c.limited;
+};
+/** The role of the person a credential acts for: the nearest session or person above it (itself first); null for none. */
+const personRole = (w: World, c: Cred): Role | null => {
+  for (const key of [c.key, ...ancestors(w, c.key)]) {
+    const cred = w.creds.get(key);
+    if (cred?.kind === 'session') return w.people.get(cred.person!)!.role;
+    const p = w.people.get(key);
+    if (p) return p.role;
+  }
+  return null;
 };
 /** The node a credential acts for: a session its person, anything else itself. */
 const acting = (c: Cred): string => (c.kind === 'session' ? c.person! : c.key);
@@ -180,11 +192,14 @@ async function step(w: World, action: Action): Promise<void> {
       const capped = action.c % 3 === 0;
       const idle = action.c % 5 === 1;
       const body = { name: 'model', scopes: wanted, ...(capped && { spend_limit_usd: '30.00' }), ...(idle && { idle_timeout_minutes: 30 }) };
-      const expected = alive(caller) && caller.scopes.includes('manage') && wanted.every((s) => caller.scopes.includes(s));
+      // a cap of its own fits within what the caller's chain leaves (a member's limit, what was committed since): the
+      // server's figure, since the model does not follow money
+      const left = capped && alive(caller) ? ((await call('GET', '/v1/tokens/self', caller.bearer)).body.remaining_cents as number | null) : null;
+      const expected = alive(caller) && caller.scopes.includes('manage') && wanted.every((s) => caller.scopes.includes(s)) && (left === null || left >= 3000);
       const made = action.mcp ? null : await call('POST', '/v1/tokens', caller.bearer, body);
       const ok = made ? succeeded(made.status) : await tool(w, caller, 'create_token', body);
       tally(w, 'issue', expected);
-      expect(ok, `issue ${JSON.stringify(body)} by ${caller.key}`).toBe(expected);
+      expect(ok, `issue ${JSON.stringify(body)} by ${caller.key}: ${JSON.stringify(made?.body)}`).toBe(expected);
       if (ok && made) {
         w.creds.set(`T${seq}`, {
           key: `T${seq++}`, id: made.body.id, bearer: made.body.token, kind: 'api', scopes: made.body.scopes,
@@ -290,6 +305,18 @@ async function step(w: World, action: Action): Promise<void> {
       expect(ok, `terminate ${target.id} of ${target.by} by ${caller.key}`).toBe(expected);
       return;
     }
+    case 'hook': {
+      // manage over the whole tenant: registering a webhook endpoint, or reading people, is not a member's
+      const expected = alive(caller) && caller.scopes.includes('manage') && (isRoot(w, caller) || personRole(w, caller) !== 'member');
+      const people = action.c % 2 === 0;
+      const body = { url: 'http://127.0.0.1:9/model' };
+      const ok = people
+        ? action.mcp ? await tool(w, caller, 'list_identities', {}) : succeeded((await call('GET', '/v1/identities', caller.bearer)).status)
+        : action.mcp ? await tool(w, caller, 'create_webhook_endpoint', body) : succeeded((await call('POST', '/v1/webhook-endpoints', caller.bearer, body)).status);
+      tally(w, 'hook', expected);
+      expect(ok, `${people ? 'read people' : 'register an endpoint'} by ${caller.key} (${personRole(w, caller)})`).toBe(expected);
+      return;
+    }
     case 'budget': {
       const expected = alive(caller) && caller.scopes.includes('billing') && isRoot(w, caller);
       const body = { monthly_usd: '500.00', stop_at_limit: false };
@@ -331,7 +358,7 @@ async function invariants(w: World): Promise<void> {
   }
 }
 
-const KINDS = ['issue', 'issue', 'issue', 'revoke', 'link', 'unlink', 'set-role', 'set-role', 'invite', 'idle', 'rent', 'rent', 'claim', 'terminate', 'terminate', 'budget'];
+const KINDS = ['issue', 'issue', 'issue', 'revoke', 'link', 'unlink', 'set-role', 'set-role', 'invite', 'idle', 'rent', 'rent', 'claim', 'terminate', 'terminate', 'budget', 'hook', 'hook'];
 const actionArb = fc.record({ kind: fc.constantFrom(...KINDS), a: fc.nat(), b: fc.nat({ max: 15 }), c: fc.nat(), mcp: fc.boolean() });
 
 describe('the tree of authority as a model', () => {
@@ -371,7 +398,7 @@ describe('the tree of authority as a model', () => {
   }, 900_000);
 
   it('saw each rule both allowed and refused', () => {
-    for (const rule of ['issue', 'revoke', 'link', 'unlink', 'set-role', 'invite', 'terminate', 'budget']) {
+    for (const rule of ['issue', 'revoke', 'link', 'unlink', 'set-role', 'invite', 'terminate', 'budget', 'hook']) {
       const s = seen.get(rule);
       expect(s?.allowed ?? 0, `${rule} allowed`).toBeGreaterThan(0);
       expect(s?.refused ?? 0, `${rule} refused`).toBeGreaterThan(0);

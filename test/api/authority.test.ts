@@ -318,7 +318,6 @@ describe('a credential changes only what its subtree saved (SSH keys, images, te
       expect((await call('DELETE', `/v1/templates/${template}`, token)).status).toBe(204);
     }
     expect((await call('DELETE', `/v1/ssh-keys/${await saveKey(member)}`, member)).status).toBe(204);
-    expect((await call('DELETE', `/v1/webhook-endpoints/${await registerEndpoint(member)}`, member)).status).toBe(204);
     // using is not changing: the owner's template and key rent a machine for the member, within its limit
     const [node] = await world.offers((o) => o.rate <= 200);
     const rented = await world.rent(member, { node_id: node!.id, template_id: owned.template, ssh_key_id: owned.key, termination_hours: 1 });
@@ -356,6 +355,7 @@ describe('a credential changes only what its subtree saved (SSH keys, images, te
     expect((await call('DELETE', `/v1/ssh-keys/${childsKey}`, capped.token)).status).toBe(204);
     const cappedTemplate = await saveTemplate(capped.token);
     expect((await call('DELETE', `/v1/templates/${cappedTemplate}`, capped.token)).status).toBe(204);
+    expect((await call('DELETE', `/v1/webhook-endpoints/${await registerEndpoint(capped.token)}`, capped.token)).status).toBe(204);
     // root reaches everything: the capped token's and the owner's
     expect((await call('DELETE', `/v1/ssh-keys/${cappedKey}`, root)).status).toBe(204);
     expect((await call('DELETE', `/v1/templates/${owned.template}`, root)).status).toBe(204);
@@ -378,5 +378,91 @@ describe('a credential changes only what its subtree saved (SSH keys, images, te
     expect((await call('GET', `/v1/ssh-keys/${keyId}`, capped.token)).body.made_by_token_id).toBeNull();
     await refused('DELETE', `/v1/ssh-keys/${keyId}`, capped.token);
     expect((await call('DELETE', `/v1/ssh-keys/${keyId}`, root)).status).toBe(204);
+  });
+});
+
+describe("manage over the whole tenant is not a member's: webhook endpoints and people", () => {
+  /** A tool call over MCP as `token`: its outcome, with the text an agent reads. */
+  async function tool(token: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; text: string }> {
+    const client = new Client({ name: 'authority-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.api.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    try {
+      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      return { isError: result.isError === true, text: JSON.stringify(result.content) };
+    } finally {
+      await client.close();
+    }
+  }
+  const hook = { url: 'http://127.0.0.1:9/hooks' };
+  const endpoints = async (token: string) => ((await call('GET', '/v1/webhook-endpoints', token)).body as { made_by_token_id: string }[]).map((e) => e.made_by_token_id);
+
+  it("a member's session and every token under it are refused registering an endpoint and reading people (403), over MCP too; nothing is registered", async () => {
+    const { root, owner } = await ownedTenant();
+    const memberEmail = await person('member');
+    const member = (await signIn(memberEmail, owner)).body.token as string;
+    const memberId = (await people(owner)).find((p) => p.email === memberEmail)!.id;
+    expect((await call('PATCH', `/v1/identities/${memberId}`, owner, { role: 'member' })).status).toBe(200);
+    const agent = await child(member, { scopes: ['read', 'manage'] });
+    const grandchild = await child(agent.token, { scopes: ['manage'] });
+    for (const token of [member, agent.token, grandchild.token]) {
+      const registered = await call('POST', '/v1/webhook-endpoints', token, hook);
+      expect(registered.status, JSON.stringify(registered.body)).toBe(403);
+      expect(registered.body.detail).toMatch(/reaches the whole tenant.*member's console session and every token under it manage only their own tokens, SSH keys, images and templates/);
+      expect(registered.body).not.toHaveProperty('secret');
+      const listed = await call('GET', '/v1/identities', token);
+      expect(listed.status, JSON.stringify(listed.body)).toBe(403);
+      expect(listed.body.detail).toMatch(/reaches the whole tenant/);
+      expect((await call('GET', '/v1/tokens/self', token)).body).toMatchObject({ root: false, tenant_manage: false });
+    }
+    for (const token of [member, agent.token]) {
+      const registered = await tool(token, 'create_webhook_endpoint', hook);
+      expect(registered.isError).toBe(true);
+      expect(registered.text).toMatch(/403|reaches the whole tenant/);
+      const listed = await tool(token, 'list_identities', {});
+      expect(listed.isError).toBe(true);
+      expect(listed.text).toMatch(/403|reaches the whole tenant/);
+    }
+    expect(await endpoints(owner)).toEqual([]);
+    // what is its own stays its own: keys, templates, tokens
+    expect((await call('POST', '/v1/ssh-keys', agent.token, { name: 'key', public_key: sshKeygen('ed25519').publicLine })).status).toBe(201);
+    expect((await call('POST', '/v1/templates', member, { name: 'template', image: 'ghcr.io/example/trainer:1' })).status).toBe(201);
+    // made an admin, the same session and the token it issued manage the tenant at once: no new sign-in
+    expect((await call('PATCH', `/v1/identities/${memberId}`, root, { role: 'admin' })).status).toBe(200);
+    expect((await call('POST', '/v1/webhook-endpoints', agent.token, hook)).status).toBe(201);
+    expect((await call('GET', '/v1/identities', member)).status).toBe(200);
+  });
+
+  it("an admin's session, a root token, and a manage token outside any member's subtree (an ops token) register endpoints and read people, over MCP too", async () => {
+    const { root, owner } = await ownedTenant();
+    const adminEmail = await person('admin');
+    expect((await signIn(adminEmail, root)).status).toBe(200);
+    const admin = (await signIn(adminEmail)).body.token as string;
+    expect((await call('GET', '/v1/tokens/self', admin)).body).toMatchObject({ role: 'admin', tenant_manage: true });
+    // capped and expiring: not root, yet nobody's member
+    const ops = await child(root, { scopes: ['read', 'manage'], spend_limit_usd: '1.00', expires_at: new Date(world.clock.now().getTime() + HOUR).toISOString() });
+    const adminsAgent = await child(admin, { scopes: ['read', 'manage'], spend_limit_usd: '1.00' });
+    const made: string[] = [];
+    for (const token of [admin, owner, root, ops.token, adminsAgent.token]) {
+      expect((await call('GET', '/v1/tokens/self', token)).body.tenant_manage).toBe(true);
+      const registered = await call('POST', '/v1/webhook-endpoints', token, hook);
+      expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+      made.push(registered.body.id);
+      expect((await call('GET', '/v1/identities', token)).status).toBe(200);
+    }
+    for (const token of [admin, ops.token]) {
+      expect((await tool(token, 'create_webhook_endpoint', hook)).isError).toBe(false);
+      expect((await tool(token, 'list_identities', {})).isError).toBe(false);
+    }
+    expect(await endpoints(owner)).toHaveLength(made.length + 2);
+    // each tool says so before it is called, as the OpenAPI document does (x-requires-tenant-manage)
+    const client = new Client({ name: 'authority-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.api.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ops.token}` } } }));
+    try {
+      const described = new Map((await client.listTools()).tools.map((t) => [t.name, t.description ?? '']));
+      for (const name of ['create_webhook_endpoint', 'list_identities']) expect(described.get(name)).toMatch(/Refused to a member's session and every token under it/);
+      expect(described.get('create_ssh_key')).not.toMatch(/member/);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -14,7 +14,8 @@ export function identityRoutes(people: PeopleService): RouteDef[] {
       operationId: 'listIdentities',
       summary: "The people linked to this tenant, each with their role (and a member's limits)",
       tags,
-      access: { kind: 'bearer', scope: 'manage' },
+      // people's addresses are the tenant's, not a member's (docs/decisions.md, "One tree of authority")
+      access: { kind: 'bearer', scope: 'manage', tenantManage: true },
       responses: [{ status: 200, description: 'Oldest link first', schema: z.array(IdentityOut) }],
       async handle({ caller }) {
         return { status: 200, body: (await people.list(caller!)).map(identityOut) };

@@ -25,9 +25,10 @@ const MADE_BY_ANOTHER = {
 };
 
 /**
- * Outbound webhooks: manage to register, delete and test endpoints, read to list them and their deliveries. A
- * credential that is not root deletes and tests only the endpoints its own subtree registered (docs/decisions.md,
- * "One tree of authority"): the tenant's alerts reach the owner's endpoint, and a member must not silence it.
+ * Outbound webhooks: manage to register, delete and test endpoints, read to list them and their deliveries. An
+ * endpoint hears the whole tenant, so a member's session and every token under it register none; a credential that is
+ * not root deletes and tests only the endpoints its own subtree registered (docs/decisions.md, "One tree of
+ * authority"): the tenant's alerts reach the owner's endpoint, and nobody below must silence it.
  */
 export function webhookRoutes(webhooks: WebhookService, actsOn: ActsOn): RouteDef[] {
   return [
@@ -37,7 +38,8 @@ export function webhookRoutes(webhooks: WebhookService, actsOn: ActsOn): RouteDe
       operationId: 'createWebhookEndpoint',
       summary: 'Register an endpoint for signed event deliveries; its signing secret is answered this once',
       tags,
-      access: manage,
+      // an endpoint hears every event of the tenant, people's addresses and payments among them: not a member's to open
+      access: { ...manage, tenantManage: true },
       body: WebhookEndpointCreate,
       responses: [
         { status: 201, description: 'Registered', schema: WebhookEndpointCreated },

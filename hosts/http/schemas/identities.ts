@@ -16,7 +16,7 @@ export const IdentityOut = z
       .meta({ description: 'The token whose bearer linked the person in (see GET /v1/tokens); null: their first sign-in made the tenant, or an operator invited them.' }),
     role: z.enum(ROLES).meta({
       description:
-        'owner: everything, and only owners make or change owners; admin: everything but owners; member: read and rent, and tokens of its own, within spend_limit_cents and max_rental_hours; billing: read and billing; viewer: read.',
+        'owner: everything, and only owners make or change owners; admin: everything but owners; member: read and rent, and tokens, SSH keys, images and templates of its own, within spend_limit_cents and max_rental_hours (not people nor webhook endpoints); billing: read and billing; viewer: read.',
     }),
     spend_limit_cents: z.int().nullable().meta({ description: "A member's cap on what their sessions and every token those issue may commit together; null: none." }),
     max_rental_hours: z.int().nullable().meta({ description: "A member's longest rental; null: none." }),

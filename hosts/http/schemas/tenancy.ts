@@ -85,6 +85,10 @@ export const TokenSelfOut = z
       description: 'Whether this credential is root: a session of an owner or admin, or a token with every scope and no limit. Only root links, removes and changes people, invites, and writes the monthly budget.',
     }),
     burn_left_cents_per_hour: z.int().nullable().meta({ description: 'What may still be added an hour: the least any burn ceiling along the token\'s chain leaves; null when none has one.' }),
+    tenant_manage: z.boolean().meta({
+      description:
+        "Whether this credential manages the tenant as a whole: it has manage and is not a member's console session nor a token under one. Only such a credential registers webhook endpoints and reads people; a member's manage reaches only its own tokens, SSH keys, images and templates.",
+    }),
   })
   .meta({ id: 'TokenSelfOut' });
 
@@ -125,4 +129,5 @@ export const tokenSelfOut = (view: TokenView): z.input<typeof TokenSelfOut> => (
   effective_max_rental_hours: view.effectiveMaxRentalHours,
   burn_left_cents_per_hour: view.burnLeftCentsPerHour,
   root: isRoot(view.token),
+  tenant_manage: view.managesTenant,
 });

@@ -11,7 +11,7 @@ const PROVIDERS: Record<string, string> = { builtin: 'email and password', cogni
 const ROLES: { role: Role; what: string }[] = [
   { role: 'owner', what: 'everything; only owners make or change owners' },
   { role: 'admin', what: 'everything but owners' },
-  { role: 'member', what: 'read and rent, and tokens of its own, within its limits' },
+  { role: 'member', what: 'read and rent, and tokens, keys and templates of its own, within its limits; not people nor webhooks' },
   { role: 'billing', what: 'read and billing' },
   { role: 'viewer', what: 'read' },
 ];
@@ -61,7 +61,8 @@ export function PeoplePage() {
       </p>
       <ErrorText error={self.error} />
       {self.loading && !me && <Loading what="your role" />}
-      {me && (me.scopes.includes('manage') ? <PeopleList me={me} /> : <p>As a {me.role ?? 'token'} here you do not see the tenant's people.</p>)}
+      {/* people's addresses are the tenant's: a member's manage reaches only its own tokens, keys and templates */}
+      {me && (me.tenant_manage ? <PeopleList me={me} /> : <p>As a {me.role ?? 'token'} here you do not see the tenant's people; an owner or admin does.</p>)}
       {me?.root && <Invitations me={me} />}
       {me && me.kind === 'session' && <AcceptInvitation />}
     </section>
