@@ -2928,7 +2928,7 @@ export interface components {
          */
         BudgetOut: {
             monthly_cents: number;
-            /** @description What the ledger charged this calendar month (UTC): first hours, hour blocks, usage (volume storage too); refunds are not subtracted. */
+            /** @description What the ledger charged this calendar month (UTC): first hours, hour blocks, usage (volume storage too), less what was refunded in the same month for the same thing (a rental refunded in full counts 0). */
             spent_cents: number;
             /** @description The whole percent of the budget spent, rounded down; above 100 past it. */
             percent: number;

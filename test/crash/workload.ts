@@ -6,6 +6,8 @@ import type { Answer } from './snapshot-api.ts';
 export const OPERATOR_KEY = 'crash-test-operator-key-0123456789';
 const OPERATOR = { 'x-service-operator-key': OPERATOR_KEY };
 export const METERED_KIND = 'gpu_seconds';
+/** About as many rentals as the workload keeps running: a long run's money goes on, not out. */
+const MAX_RUNNING = 10;
 
 /** What the workload acts as: the tenant's root token, a capped child token, the cheap nodes it rents. */
 export interface Tenant {
@@ -180,7 +182,8 @@ export class Workload {
         work.push(this.rent(key, { body: { quote_id: quote.body.id }, token }));
       }
     }
-    for (const id of [...this.running].slice(0, 2)) work.push(this.tryCall('POST', `/v1/instances/${id}/terminate`, { token }).then((r) => r.status !== 0 && this.running.delete(id)));
+    // the oldest end, two a round or more, so that a long run keeps about as many machines as a short one
+    for (const id of [...this.running].slice(0, Math.max(2, this.running.size - MAX_RUNNING))) work.push(this.tryCall('POST', `/v1/instances/${id}/terminate`, { token }).then((r) => r.status !== 0 && this.running.delete(id)));
     work.push(
       this.tryCall('POST', '/v1/billing/checkout', { token, body: { amount_usd: 5 } }).then(async (checkout) => {
         if (checkout.status !== 201) return;

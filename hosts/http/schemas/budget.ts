@@ -20,7 +20,7 @@ export const BudgetUpdate = z
 export const BudgetOut = z
   .object({
     monthly_cents: z.int(),
-    spent_cents: z.int().meta({ description: 'What the ledger charged this calendar month (UTC): first hours, hour blocks, usage (volume storage too); refunds are not subtracted.' }),
+    spent_cents: z.int().meta({ description: 'What the ledger charged this calendar month (UTC): first hours, hour blocks, usage (volume storage too), less what was refunded in the same month for the same thing (a rental refunded in full counts 0).' }),
     percent: z.int().meta({ description: 'The whole percent of the budget spent, rounded down; above 100 past it.' }),
     alert_percents: z.array(z.int()).meta({ description: 'Ascending.' }),
     next_alert_percent: z.int().nullable().meta({ description: 'The lowest alert percent not told this month; null: all told.' }),
