@@ -3,8 +3,16 @@ import { identityLinkedEvent } from '../events/identity-events.ts';
 import { addLink } from '../identity/link-or-provision.ts';
 import type { IdentityLink } from '../identity/links.ts';
 import type { Role } from '../tenancy/roles.ts';
-import { isActive, type Token } from '../tenancy/token.ts';
+import { stillInvites } from '../tenancy/authority.ts';
+import { actingNodeId, type Token } from '../tenancy/token.ts';
+import type { UnitOfWork } from '../ports/storage.ts';
 import type { InvitationContext } from './invitation-context.ts';
+
+/** The node an inviting credential acted for (its person's link for a session), for invitations that did not keep it. */
+async function inviterNodeOf(uow: UnitOfWork, tokenId: string): Promise<string> {
+  const token = await uow.tokens.findById(tokenId);
+  return token ? actingNodeId(token) : tokenId;
+}
 
 /** Used, revoked, expired, another address's, or no such code: all answer alike, so a code tells nothing. */
 const NO_INVITATION = () => notFound('an invitation with this code for your address');
@@ -12,7 +20,8 @@ const NO_INVITATION = () => notFound('an invitation with this code for your addr
 /**
  * The invitee accepts with their own console session (docs/decisions.md, "Invitations"): the code must be pending and
  * unexpired and its address the session's person's (any capitals); they join the inviting tenant with the role and
- * limits, under the node the inviter acted for (still live, and the one rule checked again). Answers where and how.
+ * limits, under the node the inviter acted for (an owner from the tenant itself), while that node is still live and
+ * still root (an owner's, for an owner: stillInvites), and the one rule checked again. Answers where and how.
  */
 export async function acceptInvitation(ctx: InvitationContext, caller: Token, code: string): Promise<{ tenantId: string; role: Role }> {
   if (caller.kind !== 'session') throw new DomainError('SCOPE_REQUIRED', "accepting an invitation needs the invitee's console session (sign in with the invited address)");
@@ -28,9 +37,10 @@ export async function acceptInvitation(ctx: InvitationContext, caller: Token, co
     if (await uow.identities.find(person.provider, person.subject, invitation.tenantId)) {
       throw new DomainError('CONFLICT', `you are a person of tenant ${invitation.tenantId} already; sign in to it with tenant_id`);
     }
-    const parentChain = invitation.parentNodeId ? await uow.tokens.chain(invitation.tenantId, invitation.parentNodeId) : [];
-    // the authority the invitation came from ended (its inviter revoked or removed): it went with it
-    if (invitation.parentNodeId && (parentChain.length === 0 || !isActive(parentChain[0]!, now))) throw NO_INVITATION();
+    const inviterChain = await uow.tokens.chain(invitation.tenantId, invitation.parentNodeId ?? (await inviterNodeOf(uow, invitation.invitedByTokenId)));
+    // the authority the invitation came from ended or narrowed (its inviter revoked, removed or demoted): it went with it
+    if (!stillInvites(inviterChain[0], invitation.role, now)) throw NO_INVITATION();
+    const parentChain = invitation.role === 'owner' ? [] : inviterChain;
     const identity = { provider: person.provider, subject: person.subject, email: self.email, login: self.login };
     const link = await addLink(ctx, uow, identity, invitation.tenantId, invitation.invitedByTokenId, parentChain, invitation.role, now, {
       spendLimitCents: invitation.spendLimitCents,

@@ -16,7 +16,11 @@ export interface Invitation {
   spendLimitCents: Cents | null;
   maxRentalHours: number | null;
   codeDigest: string;
-  /** The credential that invited; the person joins under `parentNodeId` (the node it acts for; null for an owner). */
+  /**
+   * The credential that invited, and the node it acted for (its person's link for a session): the person joins under
+   * that node (an owner from the tenant itself), and only while the node still holds the authority to have invited them.
+   * Null in invitations of an owner made before the node was kept: the inviting credential's node is read then.
+   */
   invitedByTokenId: string;
   parentNodeId: string | null;
   status: InvitationStatus;

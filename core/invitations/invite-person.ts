@@ -21,9 +21,9 @@ export async function invitePerson(ctx: InvitationContext, caller: Token, email:
   const code = ctx.secrets.newSecret('gcpinv');
   const { invitation, tenantName } = await ctx.storage.transaction(async (uow) => {
     const now = ctx.clock.now();
-    const parent = terms.role === 'owner' ? null : await linkParent(uow, caller);
-    // the node the person would get, made now only to hold the invitation to the one rule
-    if (parent) newLinkNode(ctx.ids, caller.tenantId, parent.chain, terms, null, now);
+    const parent = await linkParent(uow, caller);
+    // the node the person would get, made now only to hold the invitation to the one rule (an owner hangs from the tenant)
+    if (terms.role !== 'owner') newLinkNode(ctx.ids, caller.tenantId, parent.chain, terms, null, now);
     const invitation: Invitation = {
       id: ctx.ids.newId(INVITATION_ID_PREFIX),
       tenantId: caller.tenantId,
@@ -33,7 +33,7 @@ export async function invitePerson(ctx: InvitationContext, caller: Token, email:
       maxRentalHours: terms.maxRentalHours ?? null,
       codeDigest: ctx.secrets.digest(code),
       invitedByTokenId: caller.id,
-      parentNodeId: parent?.chain[0]?.id ?? null,
+      parentNodeId: parent.chain[0]!.id,
       status: 'pending',
       mailed: await ctx.allowance.take(address),
       expiresAt: new Date(now.getTime() + INVITATION_LIFETIME_MS),

@@ -11,7 +11,7 @@ import type { Adoption } from '../rentals/rent-request.ts';
 import { BookingPass } from '../bookings/booking-pass.ts';
 import { bookingRentRequest, nodeRefused } from '../bookings/booking-rental.ts';
 import { cancelForEndedCredential } from '../bookings/end-subtree.ts';
-import { isActive, type Token } from '../tenancy/token.ts';
+import { isActive, mayRent, type Token } from '../tenancy/token.ts';
 import { drainQueue } from '../in-parallel.ts';
 import { NodeChooser, MAX_NODES_TRIED, providerNameOf } from '../market/node-chooser.ts';
 import { searchFilterOf } from '../market/search-terms.ts';
@@ -196,10 +196,13 @@ export class ReservationStarter {
     };
   }
 
-  /** Whether the token that made it, or one that issued it, was revoked, expired or timed out by `now`. */
+  /**
+   * Whether the token that made it, or one that issued it, was revoked, expired or timed out by `now`, or it can no
+   * longer rent (its person was demoted): either way nobody is left to rent for.
+   */
   private async credentialEnded(reservation: Reservation, now: Date): Promise<boolean> {
     const chain = await this.storage.read((uow) => uow.tokens.chain(reservation.tenantId, reservation.tokenId));
-    return !chain.every((token) => isActive(token, now));
+    return !chain.every((token) => isActive(token, now)) || !(chain[0] && mayRent(chain[0], now));
   }
 
   /** Failed with why: nothing was charged, and the commitment it held is released. */

@@ -3,7 +3,7 @@ import { accountFigures } from '../billing/account-view.ts';
 import { DomainError, invalidInput, notFound } from '../errors.ts';
 import { formatUsd, type Cents } from '../money.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
-import { isActive, maxRentalHours, remainingCents, type Token } from '../tenancy/token.ts';
+import { isActive, maxRentalHours, mayRent, remainingCents, type Token } from '../tenancy/token.ts';
 
 /** What can cost money: each passes the one gate below in the transaction that makes it. */
 export type SpendKind = 'rental' | 'reservation' | 'spot claim' | 'volume';
@@ -109,6 +109,8 @@ export async function admitSpend(uow: UnitOfWork, caller: Token, spend: Spend, n
   if (chain.length === 0 || !chain.every((token) => isActive(token, now))) {
     throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
   }
+  // a booking made before its credential lost rent (a person demoted) starts as that credential: it may not spend now
+  if (!mayRent(chain[0]!, now)) throw new DomainError('SCOPE_REQUIRED', `this ${spend.kind} needs a token with the rent scope, which this one no longer holds`);
   if (account.pause) throw new DomainError('CONFLICT', pausedDetail({ ...account, pause: account.pause }, spend.kind));
 
   const held = spend.heldCents ?? 0;

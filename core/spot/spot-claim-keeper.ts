@@ -8,7 +8,7 @@ import type { RentalService } from '../rentals/rental-service.ts';
 import type { Adoption } from '../rentals/rent-request.ts';
 import { BookingPass } from '../bookings/booking-pass.ts';
 import { bookingRentRequest, nodeRefused } from '../bookings/booking-rental.ts';
-import { isActive, type Token } from '../tenancy/token.ts';
+import { mayRent, type Token } from '../tenancy/token.ts';
 import { billingEnded, ledgerNoteOf, rentalKeyOf, type SpotClaim, type SpotClaimView } from './spot-claim.ts';
 import { closeClaim } from './spot-claim-service.ts';
 import { SpotNodeFinder } from './spot-nodes.ts';
@@ -123,8 +123,9 @@ export class SpotClaimKeeper {
     if (claim.status !== 'pending') return null;
     const caller = await tokenOf(claim.tokenId);
     if (!caller) return 'the token that made it is gone';
-    if (!isActive(caller, now)) {
-      // its credential ended (revoked, expired, timed out): nobody is left to rent for, so it is released, never left pending
+    if (!mayRent(caller, now)) {
+      // its credential ended (revoked, expired, timed out) or can no longer rent (its person was demoted): nobody is left
+      // to rent for, so it is released, never left pending
       await this.storage.transaction((uow) => closeClaim(uow, this.rentals, claim.tenantId, claim.id, 'released', now));
       return null;
     }

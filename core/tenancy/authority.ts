@@ -3,7 +3,7 @@ import type { Cents } from '../money.ts';
 import type { Ids } from '../ports/ids.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
 import { ROLE_SCOPES, roleTakesLimits, type Role } from './roles.ts';
-import { actingNodeId, isRoot, isUnder, type Token } from './token.ts';
+import { actingNodeId, isActive, isRoot, isUnder, type Token } from './token.ts';
 import { childTokenTerms } from './token-terms.ts';
 
 /**
@@ -32,6 +32,17 @@ export function requireOwner(caller: Token, what: string): void {
   if (caller.kind !== 'session' || caller.role !== 'owner') {
     throw new DomainError('ROOT_REQUIRED', `${what} needs an owner's console session; admins and root tokens act on everyone but owners`);
   }
+}
+
+/**
+ * Whether the node an inviter acted for (a person's link, or a root API token) still holds the authority the
+ * invitation needs when it is accepted: live, and root (an owner's, for an owner). An invitation is worth no more
+ * than who stands behind it now: removing, demoting or revoking the inviter voids what they invited.
+ */
+export function stillInvites(node: Token | undefined, role: Role, now: Date): boolean {
+  if (!node || !isActive(node, now)) return false;
+  if (node.kind === 'api') return role !== 'owner' && isRoot(node);
+  return node.role === 'owner' || (role !== 'owner' && node.role === 'admin');
 }
 
 /** What a person's link asks for: a role, and a member's limits. */

@@ -48,6 +48,13 @@ export const isActive = (token: Token, now: Date): boolean =>
   token.revokedAt === null && (token.expiresAt === null || token.expiresAt.getTime() > now.getTime()) && !isIdle(token, now);
 
 /**
+ * Whether a credential may still spend: active, and still holding rent. A person demoted (or a token narrowed under
+ * them) rents nothing more, not even through a reservation or spot claim made before (docs/decisions.md, "One tree of
+ * authority").
+ */
+export const mayRent = (token: Token, now: Date): boolean => isActive(token, now) && token.scopes.includes('rent');
+
+/**
  * What may still be committed through a token: the smallest remaining cap along its chain
  * (the token and every ancestor), or null when no token in the chain carries a cap.
  * `chain` holds the token and its ancestors, in any order.

@@ -328,18 +328,32 @@ async function step(w: World, action: Action): Promise<void> {
   }
 }
 
-/** A person's new role, as the server applies it under their link: sessions and links take it, tokens keep what it still holds. */
+/** The roles a person below another may be narrowed to, the most first. */
+const BELOW_OWNER: Role[] = ['admin', 'member', 'billing', 'viewer'];
+/**
+ * A person's new role, as the server applies it under their link, parents first: their sessions take it; a person under
+ * them keeps their own role while its scopes fit under their parent's new ones, else the largest role within both (never
+ * more than their own); a token keeps the scopes its parent still holds, ended when none is left.
+ */
 function applyRole(w: World, top: string, role: Role) {
-  const held = ROLE_SCOPES[role];
-  for (const p of w.people.values()) if (!p.ended && under(w, p.key, top)) p.role = role;
+  const target = w.people.get(top)!;
+  target.role = role;
   // an owner hangs from the tenant itself: the link moves up, out from under whatever linked it
-  if (role === 'owner') w.people.get(top)!.parent = null;
-  for (const c of w.creds.values()) {
-    if (c.ended || !under(w, c.key, top)) continue;
-    if (c.kind === 'session') c.scopes = [...held];
+  if (role === 'owner') target.parent = null;
+  const scopesOf = (key: string): readonly Scope[] => (w.people.has(key) ? ROLE_SCOPES[w.people.get(key)!.role] : w.creds.get(key)!.scopes);
+  const within = (scopes: readonly Scope[], held: readonly Scope[]) => scopes.every((s) => held.includes(s));
+  const below = [...w.people.values(), ...w.creds.values()].filter((n) => !n.ended && n.key !== top && under(w, n.key, top));
+  below.sort((a, b) => ancestors(w, a.key).length - ancestors(w, b.key).length);
+  for (const node of below) {
+    if (node.ended) continue;
+    const held = scopesOf(node.parent!);
+    if ('role' in node) {
+      const both = ROLE_SCOPES[node.role].filter((s) => held.includes(s));
+      if (!within(ROLE_SCOPES[node.role], held)) node.role = BELOW_OWNER.find((r) => within(ROLE_SCOPES[r], both)) ?? 'viewer';
+    } else if (node.kind === 'session') node.scopes = [...held];
     else {
-      c.scopes = c.scopes.filter((s) => held.includes(s));
-      if (c.scopes.length === 0) endUnder(w, c.key);
+      node.scopes = node.scopes.filter((s) => held.includes(s));
+      if (node.scopes.length === 0) endUnder(w, node.key);
     }
   }
 }

@@ -1,23 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
-import { startSmtpInbox, type ReceivedMail, type SmtpInbox } from '../support/smtp-inbox.ts';
+import { peopleOver } from '../support/people.ts';
+import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 
 /**
  * Invitations from a tenant and people in several tenants (docs/decisions.md, "Invitations" and "One tree of
  * authority"): root invites an address with a role, the code goes by mail only, the invitee's own session accepts it,
  * and they sign in to either tenant or switch.
  */
-const PASSWORD = 'Correct-Horse-Battery-9';
 const DAY = 24 * 3_600_000;
 
 let api: TestApi;
 let inbox: SmtpInbox;
-let seq = 0;
-const address = (name: string) => `${name}.${Date.now().toString(36)}${seq++}@example.com`;
+let helpers: ReturnType<typeof peopleOver>;
 
 beforeAll(async () => {
   inbox = await startSmtpInbox();
   api = await startApi({ auth: { mail: { smtpUrl: inbox.url, from: 'no-reply@cp.test' } } });
+  helpers = peopleOver(inbox, call);
 });
 afterAll(async () => {
   await api?.close();
@@ -25,20 +25,10 @@ afterAll(async () => {
 });
 
 const call = (method: string, path: string, token?: string, body?: unknown) => api.call(method, path, { ...(token && { token }), ...(body !== undefined && { body }) });
-const handedOut = new Set<ReceivedMail>();
-async function mailTo(to: string, subject: RegExp): Promise<ReceivedMail> {
-  const mail = await inbox.next((m: ReceivedMail) => !handedOut.has(m) && m.to.includes(to) && subject.test(m.subject), 10_000);
-  handedOut.add(mail);
-  return mail;
-}
-async function person(name: string): Promise<string> {
-  const email = address(name);
-  expect((await call('POST', '/v1/auth/sign-up', undefined, { email, password: PASSWORD })).status).toBe(200);
-  const code = /\b(\d{6})\b/.exec((await mailTo(email, /confirmation/)).text)![1]!;
-  expect((await call('POST', '/v1/auth/confirm-email', undefined, { email, code })).status).toBe(200);
-  return email;
-}
-const signIn = (email: string, tenantId?: string) => call('POST', '/v1/auth/sign-in', undefined, { email, password: PASSWORD, ...(tenantId && { tenant_id: tenantId }) });
+const address = (name: string) => helpers.address(name);
+const mailTo = (to: string, subject: RegExp) => helpers.mailTo(to, subject);
+const person = (name: string) => helpers.person(name);
+const signIn = (email: string, tenantId?: string) => helpers.signIn(email, tenantId);
 const codeIn = async (email: string) => /Invitation code: (\S+)/.exec((await mailTo(email, /invited/)).text)![1]!;
 
 /** A person's own tenant (their first sign-in made it), and their owner session there. */
