@@ -66,7 +66,7 @@ export async function linkIn(
     const existing = await uow.identities.find(identity.provider, identity.subject, caller.tenantId);
     if (existing) link = existing;
     else {
-      const parent = await linkParent(uow, caller);
+      const parent = await linkParent(uow, caller, now);
       const first = (await uow.identities.listForTenant(caller.tenantId)).length === 0;
       const role = first ? 'owner' : parent.role;
       // owners hang from the tenant itself: only root links anyone, so none of them is above an owner's authority

@@ -3,11 +3,11 @@ import { identityUnlinkedEvent, identityUpdatedEvent } from '../events/identity-
 import type { Clock } from '../ports/clock.ts';
 import type { Mail, MailAllowance, Mailer } from '../ports/mailer.ts';
 import { BackgroundMail, type MailErrorReporter } from './background-mail.ts';
-import type { Storage } from '../ports/storage.ts';
+import type { Storage, UnitOfWork } from '../ports/storage.ts';
 import type { TenancyService } from '../tenancy/tenancy-service.ts';
 import { endSubtree } from '../bookings/end-subtree.ts';
 import type { Cents } from '../money.ts';
-import { requireOwner, requireRoot } from '../tenancy/authority.ts';
+import { lockLiveChain, requireOwner, requireRoot } from '../tenancy/authority.ts';
 import { narrowSubtree } from '../tenancy/narrow-subtree.ts';
 import { roleTakesLimits, type Role } from '../tenancy/roles.ts';
 import type { Token } from '../tenancy/token.ts';
@@ -58,10 +58,11 @@ export class PeopleService {
     const revoked = await this.storage.transaction(async (uow) => {
       const now = this.clock.now();
       const people = await uow.identities.listForTenant(caller.tenantId, { lock: true });
+      const self = await callerNow(uow, caller, now, 'removing a person');
       const target = people.find((person) => person.id === identityId);
       if (!target) throw notFound(`identity ${identityId}`);
       if (target.role === 'owner') {
-        requireOwner(caller, `removing ${nameOf(target)}, an owner`);
+        requireOwner(self, `removing ${nameOf(target)}, an owner`);
         if (people.filter((person) => person.role === 'owner').length === 1) throw lastOwner(target, 'removed');
       }
       const ids = await endSubtree(uow, caller.tenantId, target.nodeId, now);
@@ -83,10 +84,11 @@ export class PeopleService {
     const changed = await this.storage.transaction(async (uow) => {
       const now = this.clock.now();
       const people = await uow.identities.listForTenant(caller.tenantId, { lock: true });
+      const self = await callerNow(uow, caller, now, "changing a person's role or limits");
       const target = people.find((person) => person.id === identityId);
       if (!target) throw notFound(`identity ${identityId}`);
       const role = change.role ?? target.role;
-      if (target.role === 'owner' || role === 'owner') requireOwner(caller, role === 'owner' ? 'making an owner' : `changing ${nameOf(target)}, an owner`);
+      if (target.role === 'owner' || role === 'owner') requireOwner(self, role === 'owner' ? 'making an owner' : `changing ${nameOf(target)}, an owner`);
       if (target.role === 'owner' && role !== 'owner' && people.filter((person) => person.role === 'owner').length === 1) throw lastOwner(target, 'demoted');
       const keepsLimits = roleTakesLimits(role);
       const terms = {
@@ -128,6 +130,18 @@ export class PeopleService {
   async idle(): Promise<void> {
     await this.mail?.idle();
   }
+}
+
+/**
+ * The caller as it is now, read under the tree's lock (lockLiveChain) after the people were locked: a caller removed or
+ * demoted by a change that committed while this one waited for the people's lock acts with what it has left, not with
+ * what it was authenticated as.
+ */
+async function callerNow(uow: UnitOfWork, caller: Token, now: Date, what: string): Promise<Token> {
+  const self = (await lockLiveChain(uow, caller.tenantId, caller.id, now))[0];
+  if (!self) throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
+  requireRoot(self, what);
+  return self;
 }
 
 /** What PATCH /v1/identities/{identity_id} asks: each left out stays; null clears a member's limit. */

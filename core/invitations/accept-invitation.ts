@@ -3,7 +3,7 @@ import { identityLinkedEvent } from '../events/identity-events.ts';
 import { addLink } from '../identity/link-or-provision.ts';
 import type { IdentityLink } from '../identity/links.ts';
 import type { Role } from '../tenancy/roles.ts';
-import { stillInvites } from '../tenancy/authority.ts';
+import { lockLiveChain, stillInvites } from '../tenancy/authority.ts';
 import { actingNodeId, type Token } from '../tenancy/token.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
 import type { InvitationContext } from './invitation-context.ts';
@@ -37,7 +37,7 @@ export async function acceptInvitation(ctx: InvitationContext, caller: Token, co
     if (await uow.identities.find(person.provider, person.subject, invitation.tenantId)) {
       throw new DomainError('CONFLICT', `you are a person of tenant ${invitation.tenantId} already; sign in to it with tenant_id`);
     }
-    const inviterChain = await uow.tokens.chain(invitation.tenantId, invitation.parentNodeId ?? (await inviterNodeOf(uow, invitation.invitedByTokenId)));
+    const inviterChain = await lockLiveChain(uow, invitation.tenantId, invitation.parentNodeId ?? (await inviterNodeOf(uow, invitation.invitedByTokenId)), now);
     // the authority the invitation came from ended or narrowed (its inviter revoked, removed or demoted): it went with it
     if (!stillInvites(inviterChain[0], invitation.role, now)) throw NO_INVITATION();
     const parentChain = invitation.role === 'owner' ? [] : inviterChain;

@@ -21,7 +21,7 @@ export async function invitePerson(ctx: InvitationContext, caller: Token, email:
   const code = ctx.secrets.newSecret('gcpinv');
   const { invitation, tenantName } = await ctx.storage.transaction(async (uow) => {
     const now = ctx.clock.now();
-    const parent = await linkParent(uow, caller);
+    const parent = await linkParent(uow, caller, now);
     // the node the person would get, made now only to hold the invitation to the one rule (an owner hangs from the tenant)
     if (terms.role !== 'owner') newLinkNode(ctx.ids, caller.tenantId, parent.chain, terms, null, now);
     const invitation: Invitation = {

@@ -101,14 +101,32 @@ const limitsOf = (terms: LinkTerms) => ({
 });
 
 /**
+ * A node and its ancestors (nearest first), read locked after the tenant's account lock, or [] when any of them has
+ * ended. Every change to a tenant's tree takes that lock first (the one every spend takes; end-subtree.ts and
+ * narrow-subtree.ts take it before the tokens), so a node added under this chain (a token, a session, a person's
+ * link) cannot be added while another transaction ends or narrows it: whichever comes second reads what the first left.
+ * Read without it, a sign-in, an accepted invitation or a token issued in the moment of a removal or demotion hung a live
+ * node under an ended or narrowed one, which outlived it.
+ */
+export async function lockLiveChain(uow: UnitOfWork, tenantId: string, nodeId: string, now: Date): Promise<Token[]> {
+  await uow.accounts.lock(tenantId, now);
+  const chain = await uow.tokens.chain(tenantId, nodeId, { lock: true });
+  return chain.length > 0 && chain.every((node) => isActive(node, now)) ? chain : [];
+}
+
+/**
  * Where a person linked by `caller` hangs, and with what role: under the caller's own person when it is a session (a
  * second way in for the same person, with their role), under the token itself when it is a root API token (as an admin).
- * `caller` must be root. Answers the parent's chain, nearest first.
+ * The caller is read again under the tree's lock (lockLiveChain), so one revoked, removed or demoted meanwhile links
+ * nobody. Answers the parent's chain, nearest first.
  */
-export async function linkParent(uow: UnitOfWork, caller: Token): Promise<{ chain: Token[]; role: Role }> {
-  const chain = await uow.tokens.chain(caller.tenantId, actingNodeId(caller));
-  if (chain.length === 0) throw new Error(`no node ${actingNodeId(caller)} in tenant ${caller.tenantId}`);
-  return { chain, role: caller.kind === 'session' && caller.role ? caller.role : 'admin' };
+export async function linkParent(uow: UnitOfWork, caller: Token, now: Date): Promise<{ chain: Token[]; role: Role }> {
+  const own = await lockLiveChain(uow, caller.tenantId, caller.id, now);
+  const self = own[0];
+  if (!self) throw new DomainError('UNAUTHENTICATED', 'the token or one that issued it was revoked or expired');
+  if (!isRoot(self)) throw rootRequired('linking or inviting a person');
+  const chain = own.slice(own.findIndex((node) => node.id === actingNodeId(self)));
+  return { chain, role: self.kind === 'session' && self.role ? self.role : 'admin' };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { DomainError } from '../errors.ts';
 import { newTokenSecret, unauthenticated, type TenancyContext } from './context.ts';
-import { isActive, type Token } from './token.ts';
+import { lockLiveChain } from './authority.ts';
+import type { Token } from './token.ts';
 import { childTokenTerms, rootTokenTerms, type TokenRequest, type TokenTerms } from './token-terms.ts';
 
 /** How a caller proves it may issue a token. */
@@ -46,9 +47,10 @@ export async function issueToken(ctx: TenancyContext, credential: IssuingCredent
       if (!issuer.scopes.includes('manage')) {
         throw new DomainError('SCOPE_REQUIRED', 'issuing tokens needs the manage scope');
       }
-      // Locked so that two children minted at once both see the same remaining cap.
-      const chain = await uow.tokens.chain(issuer.tenantId, issuer.id, { lock: true });
-      if (chain.length === 0 || !isActive(chain[0]!, now)) throw unauthenticated();
+      // Locked so that two children minted at once both see the same remaining cap, and under the tree's lock so that
+      // none is minted under a token being revoked or narrowed meanwhile (lockLiveChain)
+      const chain = await lockLiveChain(uow, issuer.tenantId, issuer.id, now);
+      if (chain.length === 0) throw unauthenticated();
       terms = childTokenTerms(chain, request, now);
       tenantId = issuer.tenantId;
       ancestry = [...issuer.ancestorIds, issuer.id];

@@ -1,5 +1,7 @@
 import { endSubtree } from '../bookings/end-subtree.ts';
+import { notFound } from '../errors.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
+import { lockLiveChain } from './authority.ts';
 import { announceRevoked, newTokenSecret, type TenancyContext } from './context.ts';
 import type { IssuedToken } from './issue-token.ts';
 import type { Token } from './token.ts';
@@ -21,8 +23,10 @@ export interface SessionHolder {
  * (endSessionsOf).
  */
 export async function issueSession(ctx: TenancyContext, uow: UnitOfWork, link: { tenantId: string; nodeId: string }, identity: SessionHolder, now: Date): Promise<IssuedToken> {
-  const node = await uow.tokens.findById(link.nodeId);
-  if (!node || node.tenantId !== link.tenantId || node.kind !== 'link') throw new Error(`no link node ${link.nodeId} in tenant ${link.tenantId}`);
+  // read again under the tree's lock: a person removed while they sign in or switch gets no session under their ended link
+  const node = (await lockLiveChain(uow, link.tenantId, link.nodeId, now))[0];
+  if (!node) throw notFound(`a person of tenant ${link.tenantId} with this identity (they were removed)`);
+  if (node.kind !== 'link') throw new Error(`no link node ${link.nodeId} in tenant ${link.tenantId}`);
   const secret = newTokenSecret(ctx);
   const lifetimeEnd = new Date(now.getTime() + SESSION_LIFETIME_MS);
   const token: Token = {

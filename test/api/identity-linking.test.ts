@@ -341,7 +341,11 @@ describe('a tenant\'s people are listed and removable', () => {
       api.call('DELETE', `/v1/identities/${people[0]!.id}`, { token: b.token }),
       api.call('DELETE', `/v1/identities/${people[1]!.id}`, { token: a.token }),
     ]);
-    expect(answers.map((r) => r.status).sort()).toEqual([204, 409]);
+    // the second to run finds its own caller removed by the first: it acts as what it is now, nobody (401), before
+    // the last owner's rule (409) is even asked
+    expect(answers.map((r) => r.status).sort()).toEqual([204, 401]);
+    const left = answers[0]!.status === 204 ? b.token : a.token;
+    expect(await identities(left)).toHaveLength(1);
   });
 
   it('a GitHub person is listed by login; an invited person with null linked_by; other people are mailed', async () => {
