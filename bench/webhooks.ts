@@ -60,8 +60,10 @@ await new Promise((resolve) => receiver.once('listening', resolve));
 const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 const { tenant, bootstrapSecret } = await plane.services.tenancy.createTenant('bench');
-const issued = await plane.services.tenancy.issueToken({ kind: 'bootstrap', tenantId: tenant.id, secret: bootstrapSecret }, { scopes: ['read'] });
-await plane.services.webhooks.create(tenant.id, { url, events: null, description: null }, issued.token.id);
+const issued = await plane.services.tenancy.issueToken({ kind: 'bootstrap', tenantId: tenant.id, secret: bootstrapSecret }, { scopes: ['read', 'rent', 'manage', 'billing'] });
+// registered as an operations token under the root one, as a deployment wires alerts: each delivery checks its chain
+const ops = await plane.services.tenancy.issueToken({ kind: 'token', token: issued.token }, { scopes: ['read', 'manage'], spendLimitCents: 100 });
+await plane.services.webhooks.create(tenant.id, { url, events: null, description: null }, ops.token.id);
 
 // ---- 1. the outbox on the rental path -----------------------------------------------------------------------
 const now = clock.now();

@@ -1,6 +1,7 @@
 import type { UnitOfWork } from '../ports/storage.ts';
 import type { Reservation } from '../reservations/reservation.ts';
 import { closeClaim } from '../spot/spot-claim-service.ts';
+import { disableLapsedEndpoints } from '../webhooks/lapsed-endpoints.ts';
 
 /** A pending claim has no machine: releasing it never ends billing. */
 const NO_MACHINE = {
@@ -13,7 +14,7 @@ const NO_MACHINE = {
  * Ends a node of the tree of authority with its whole subtree (docs/decisions.md, "One tree of authority"), in the
  * caller's transaction: every token, session and person's link under it is revoked (a link ended is gone from the
  * tenant's people), its spot claims still pending are released and its reservations still scheduled are cancelled,
- * their commitments given back. Machines already running keep running: they are the tenant's, and ending a credential
+ * their commitments given back, and the webhook endpoints it registered are disabled (lapsed-endpoints.ts). Machines already running keep running: they are the tenant's, and ending a credential
  * is not a decision to stop work (terminate them for that). The account is locked before the tokens, as a rental
  * takes them. Answers the ids revoked: hand them to announceRevoked once the transaction committed.
  */
@@ -22,6 +23,7 @@ export async function endSubtree(uow: UnitOfWork, tenantId: string, nodeId: stri
   const subtree = (await uow.tokens.lockSubtree(tenantId, nodeId)).map((token) => token.id);
   const revoked = await uow.tokens.revokeSubtree(tenantId, nodeId, now);
   await releaseBookingsOf(uow, tenantId, subtree, now);
+  await disableLapsedEndpoints(uow, tenantId, now);
   return revoked;
 }
 

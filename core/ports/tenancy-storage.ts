@@ -21,6 +21,11 @@ export interface TokenStore {
    * With `lock`, the rows stay locked (in a fixed order) until the transaction ends.
    */
   chain(tenantId: string, tokenId: string, options?: { lock?: boolean }): Promise<Token[]>;
+  /**
+   * The chains of these tokens (of any tenant) in one read: each token followed by its ancestors, nearest first, by
+   * token id; a token that does not exist has none.
+   */
+  chains(tokenIds: readonly string[]): Promise<Map<string, Token[]>>;
   /** The tenant's tokens, oldest first; with `under`, only that token and its descendants. */
   list(tenantId: string, options?: { under?: string }): Promise<Token[]>;
   /** Adds (or, negative, releases) a commitment on the token and every ancestor that issued it. */

@@ -8,6 +8,11 @@ export interface ClaimedDelivery {
   endpoint: WebhookEndpoint;
   /** When the first attempt of this event at this endpoint was due: the retry window counts from here. */
   firstDueAt: Date;
+  /**
+   * Whether a node its registrant's standing rests on had ended at the claim (revoked, expired, past its idle
+   * deadline; see lapseCandidates): the worker then judges the chain (core/webhooks/registrant.ts) before sending.
+   */
+  registrantEnded: boolean;
 }
 
 /** How much of a worker's pool each tenant may still take. */
@@ -30,6 +35,11 @@ export interface AttemptResult {
   retry: { id: string; at: Date } | null;
   /** The endpoint failed for the whole window: disabled with this reason, its attempts still to make abandoned. */
   disable: string | null;
+  /**
+   * Not sent: the endpoint's registrant could no longer register it (core/webhooks/registrant.ts). The attempt is
+   * recorded abandoned with `error`, the endpoint disabled with `disable`, and its failing_since is left as it was.
+   */
+  withheld: boolean;
 }
 
 /** Webhook endpoints and their deliveries; a tenant's reads see only its own. */
@@ -46,6 +56,24 @@ export interface WebhookStore {
   listEndpoints(tenantId: string): Promise<WebhookEndpoint[]>;
   /** Marks it deleted and abandons its attempts still to make; false when there was none to delete. */
   deleteEndpoint(tenantId: string, endpointId: string, at: Date): Promise<boolean>;
+  /**
+   * Disables it, if neither deleted nor disabled already, with `reason`, abandoning its attempts still to make (those
+   * first, the order a worker recording its attempts locks them in); false when it was not.
+   */
+  disable(endpointId: string, at: Date, reason: string): Promise<boolean>;
+  /**
+   * Gives it to the token `tokenId` (its registrant from now on) and, if it was disabled, enables it: its failures
+   * forgotten and any attempt still waiting from before abandoned (events of the time it was disabled are not sent).
+   * The endpoint answered as it now is; null when the tenant has none (not deleted) of that id.
+   */
+  takeOver(tenantId: string, endpointId: string, tokenId: string): Promise<WebhookEndpoint | null>;
+  /**
+   * Endpoints of any tenant, neither deleted nor disabled, whose registrant's chain holds a node that ended by `now`
+   * (revoked, expired, past its idle deadline), the registrant's own row left out when it is a console session (it
+   * registers for its person: core/webhooks/registrant.ts); at most `limit`, in id order. A first look: the core
+   * judges each. Those after `afterId` when given, so a pass moves on past ones the core keeps.
+   */
+  lapseCandidates(now: Date, afterId: string | null, limit: number): Promise<{ tenantId: string; endpointId: string }[]>;
   /** Records an event for one endpoint alone (the test event) with its first attempt due at `at`. */
   addEventFor(event: StoredEvent, endpointId: string, deliveryId: string): Promise<void>;
   /** Newest first. */

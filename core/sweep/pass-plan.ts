@@ -13,6 +13,7 @@ import { hourBlocks } from './steps/hour-blocks.ts';
 import { expiredQuotes } from './steps/expired-quotes.ts';
 import { expiredTokens } from './steps/expired-tokens.ts';
 import { idleTokens, type RevocationAnnouncer } from './steps/idle-tokens.ts';
+import { lapsedEndpoints } from './steps/lapsed-endpoints.ts';
 import { lowBalances, type LowBalanceAlerts } from './steps/low-balances.ts';
 import { reconcileMachines } from './steps/reconcile-machines.ts';
 import { reconcileVolumes } from './steps/reconcile-volumes.ts';
@@ -89,6 +90,8 @@ export function passPlan(parts: SweepParts): PassPlan {
       lowBalances(parts.balanceAlerts),
       // no money: housekeeping, once a pass in one runner
       expiredQuotes(parts),
+      // webhook endpoints whose registrant's chain expired since the last pass (the idle step disables those of the tokens it ends)
+      lapsedEndpoints(parts),
     ],
     starts: [
       reservations(parts.reservations),

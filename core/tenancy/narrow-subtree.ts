@@ -5,6 +5,7 @@ import { ROLE_SCOPES, roleWithin, type Role } from './roles.ts';
 import type { Scope } from './scopes.ts';
 import type { Token } from './token.ts';
 import { childTokenTerms } from './token-terms.ts';
+import { disableLapsedEndpoints } from '../webhooks/lapsed-endpoints.ts';
 
 /** What a node of the subtree holds once the change reached it. */
 interface Shape {
@@ -37,7 +38,8 @@ const sameShape = (token: Token, shape: Shape) => token.role === shape.role && t
  * narrowed, never widened (making someone an owner makes none of the people under them owners); every API token keeps
  * only the scopes its parent still holds, ended with its subtree when none is left. A token that can no longer rent
  * releases its pending spot claims and cancels its scheduled reservations, as an ended one does: nobody is left to rent
- * for. Limits need no copy: every spend, hours and burn check reads them along the chain. Answers the ids whose rows
+ * for; the webhook endpoints they registered are disabled if they could no longer register them (lapsed-endpoints.ts).
+ * Limits need no copy: every spend, hours and burn check reads them along the chain. Answers the ids whose rows
  * changed or ended, for announceRevoked once committed (every replica forgets its cached rows).
  */
 export async function narrowSubtree(uow: UnitOfWork, tenantId: string, nodeId: string, terms: Required<LinkTerms>, now: Date): Promise<string[]> {
@@ -77,5 +79,7 @@ export async function narrowSubtree(uow: UnitOfWork, tenantId: string, nodeId: s
     if (token.scopes.includes('rent') && !shape.scopes.includes('rent')) lostRent.push(token.id);
   }
   if (lostRent.length > 0) await releaseBookingsOf(uow, tenantId, lostRent, now);
+  // what the person, or a token under them, registered hears the whole tenant no more once they are a member
+  await disableLapsedEndpoints(uow, tenantId, now);
   return [...changed, ...ended];
 }

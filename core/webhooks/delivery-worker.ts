@@ -5,7 +5,14 @@ import type { Storage } from '../ports/storage.ts';
 import type { ClaimedDelivery } from '../ports/webhook-storage.ts';
 import type { WebhookSigner, WebhookTransport } from '../ports/webhook-transport.ts';
 import { Round } from './delivery-round.ts';
-import { sendAttempt, type AttemptDeps, type DeliveryObserver } from './send-attempt.ts';
+import { lapsesOf } from './lapsed-endpoints.ts';
+import { sendAttempt, withheldAttempt, type AttemptDeps, type DeliveryObserver } from './send-attempt.ts';
+
+/** A claimed attempt, with why its endpoint may deliver no more (null: it may). */
+interface Claimed {
+  item: ClaimedDelivery;
+  lapse: string | null;
+}
 
 export interface DeliverySettings {
   /** Most attempts taken per claim. */
@@ -75,7 +82,7 @@ export class DeliveryWorker {
       if (more && this.hasRoom() && !round.failed) {
         const asked = Math.min(this.settings.batchSize, this.settings.concurrency - this.sending);
         const releasedBefore = this.released;
-        let claimed: ClaimedDelivery[];
+        let claimed: Claimed[];
         try {
           claimed = await this.claim(asked);
         } catch (error) {
@@ -83,7 +90,10 @@ export class DeliveryWorker {
           round.fail(error);
           continue;
         }
-        for (const item of claimed) round.send(sendAttempt(this.attempts, item, this.observers), () => this.release(item.endpoint.tenantId));
+        for (const { item, lapse } of claimed) {
+          const attempt = lapse === null ? sendAttempt(this.attempts, item, this.observers) : Promise.resolve(withheldAttempt(this.clock, item, lapse, this.observers));
+          round.send(attempt, () => this.release(item.endpoint.tenantId));
+        }
         // fewer than asked: nothing else is due for the room there was until an attempt ends; with none of its own
         // left, the round looks once more if one of another round's ended meanwhile (its tenant may have room now)
         more = claimed.length === asked || (round.inFlight === 0 && this.released !== releasedBefore);
@@ -98,20 +108,32 @@ export class DeliveryWorker {
     return round.finished();
   }
 
-  /** Takes up to `asked` attempts due now, each tenant's no more than its room in the pool, and counts them as sending. */
-  private claim(asked: number): Promise<ClaimedDelivery[]> {
+  /**
+   * Takes up to `asked` attempts due now, each tenant's no more than its room in the pool, and counts them as sending;
+   * each with why its endpoint may deliver no more when a node its registrant's standing rests on has ended
+   * (docs/decisions.md, "One tree of authority"). Revocations, removals and role changes disable their endpoints as
+   * they commit; this covers what ends by time alone (expiry, an idle deadline passed), whatever the sweep has got to,
+   * and any ending that did not.
+   */
+  private claim(asked: number): Promise<Claimed[]> {
     const claimed = this.claims.then(async () => {
       const limit = Math.min(asked, this.settings.concurrency - this.sending);
       if (limit <= 0) return [];
       const now = this.clock.now();
       const share = { perTenant: this.settings.perTenant, held: this.sendingFor };
       // one statement: BEGIN and COMMIT would only add two round trips
-      const items = await this.storage.autocommit((uow) => uow.webhooks.claimDue(now, new Date(now.getTime() + this.settings.claimMs), limit, share));
+      const { items, lapses } = await this.storage.autocommit(async (uow) => {
+        const items = await uow.webhooks.claimDue(now, new Date(now.getTime() + this.settings.claimMs), limit, share);
+        // the chains are read only where the claim saw a node ended (rare), so a delivery costs no more round trips;
+        // should the read fail, nothing is sent: the attempts stay claimed and are taken again once the claim runs out
+        const suspect = items.filter((item) => item.registrantEnded).map((item) => item.endpoint);
+        return { items, lapses: await lapsesOf(uow, suspect, now) };
+      });
       for (const item of items) {
         this.sending++;
         this.sendingFor.set(item.endpoint.tenantId, (this.sendingFor.get(item.endpoint.tenantId) ?? 0) + 1);
       }
-      return items;
+      return items.map((item) => ({ item, lapse: lapses.get(item.endpoint.id) ?? null }));
     });
     this.claims = claimed.catch(() => undefined);
     return claimed;

@@ -13,7 +13,8 @@ export interface AttemptReport {
   endpointId: string;
   eventType: string;
   attempt: number;
-  outcome: 'succeeded' | 'failed' | 'refused';
+  /** `withheld`: not sent, its registrant having lapsed (registrant.ts); the endpoint is disabled. */
+  outcome: 'succeeded' | 'failed' | 'refused' | 'withheld';
   responseStatus: number | null;
   /** Time spent sending, by the clock. */
   durationMs: number;
@@ -70,6 +71,7 @@ export async function sendAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, o
     error,
     retry: retryAt ? { id: deps.ids.newId(DELIVERY_ID_PREFIX), at: retryAt } : null,
     disable: !ok && failedTooLong(failingSince, now) ? `every delivery failed since ${failingSince.toISOString()} (24 hours); the last: ${error}` : null,
+    withheld: false,
   };
   const report: AttemptReport = {
     endpointId: endpoint.id,
@@ -81,6 +83,21 @@ export async function sendAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, o
     disabled: result.disable !== null,
   };
   return { result, report, watchers };
+}
+
+/**
+ * An attempt not sent because the endpoint's registrant could no longer register it (`lapse` says why): recorded
+ * abandoned, the endpoint disabled with the same words, as a revocation or a role change would have done.
+ */
+export function withheldAttempt(clock: Clock, claimed: ClaimedDelivery, lapse: string, observers: readonly DeliveryObserver[]): Attempted {
+  const watchers = observers.map((observer) => guarded(observer)).filter((done) => done !== null);
+  const { delivery, endpoint, event } = claimed;
+  const at = clock.now();
+  return {
+    result: { deliveryId: delivery.id, endpointId: endpoint.id, at, ok: false, responseStatus: null, error: `not sent: ${lapse}`, retry: null, disable: lapse, withheld: true },
+    report: { endpointId: endpoint.id, eventType: event.type, attempt: delivery.attempt, outcome: 'withheld', responseStatus: null, durationMs: 0, disabled: true },
+    watchers,
+  };
 }
 
 /** An attempt answered: what to record, what to tell its watchers, and who watches. */

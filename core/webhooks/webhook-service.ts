@@ -96,12 +96,23 @@ export class WebhookService {
     if (!deleted) throw notFound(`webhook endpoint ${endpointId}`);
   }
 
+  /**
+   * Makes the token `tokenId` the endpoint's registrant and enables it if it was disabled (docs/webhooks.md): an endpoint
+   * disabled because its registrant ended or became a member's, or because it failed for a day, delivers again from now
+   * on, under the authority of whoever took it over. Events of the time it was disabled are not sent.
+   */
+  async takeOver(tenantId: string, endpointId: string, tokenId: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.storage.transaction((uow) => uow.webhooks.takeOver(tenantId, endpointId, tokenId));
+    if (!endpoint) throw notFound(`webhook endpoint ${endpointId}`);
+    return endpoint;
+  }
+
   /** Schedules a `webhook.test` event for this endpoint alone, due now: the delivery worker sends it. */
   async test(tenantId: string, endpointId: string): Promise<WebhookDelivery> {
     return this.storage.transaction(async (uow) => {
       const endpoint = await uow.webhooks.getEndpoint(tenantId, endpointId);
       if (!endpoint) throw notFound(`webhook endpoint ${endpointId}`);
-      if (endpoint.disabledAt) throw new DomainError('CONFLICT', `webhook endpoint ${endpointId} is disabled (${endpoint.disabledReason}); register it again`);
+      if (endpoint.disabledAt) throw new DomainError('CONFLICT', `webhook endpoint ${endpointId} is disabled (${endpoint.disabledReason}); enable it again (POST /v1/webhook-endpoints/${endpointId}/enable)`);
       const now = this.clock.now();
       const event = { id: this.ids.newId(EVENT_ID_PREFIX), tenantId, type: TEST_EVENT_TYPE, data: { endpoint_id: endpointId }, createdAt: now };
       const deliveryId = this.ids.newId(DELIVERY_ID_PREFIX);

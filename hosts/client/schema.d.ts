@@ -1292,6 +1292,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{endpoint_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take an endpoint over: the caller becomes its registrant and, if it was disabled (its registrant ended, became a member's, or it failed a day), it delivers again from now on
+         * @description Bearer token with the `manage` scope over the whole tenant: not a member's console session nor a token under one.
+         */
+        post: operations["enableWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints/{endpoint_id}/deliveries": {
         parameters: {
             query?: never;
@@ -3358,10 +3378,16 @@ export interface components {
             made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description `disabled`: nothing is sent to it (attempts still to make were abandoned); `disabled_reason` says why, and POST …/enable takes it over.
+             * @enum {string}
+             */
+            status: "active" | "disabled";
             /** @description Since when every attempt failed; null while it answers. */
             failing_since: string | null;
-            /** @description Set after 24 hours of failed deliveries: nothing more is sent to it. */
+            /** @description When it was disabled: after 24 hours of failed deliveries, or once the credential that registered it could no longer register it (it or one above it revoked, expired or timed out idle, its person removed or made a member). */
             disabled_at: string | null;
+            /** @description Why, in words: e.g. 'the credential that registered it ended: token tok_… was revoked', 'the credential that registered it is now a member's, …', or the failures. */
             disabled_reason: string | null;
             /** @description The signing secret (whsec_ + base64, the Standard Webhooks form), answered this once: keep it to verify signatures. */
             secret: string;
@@ -3376,10 +3402,16 @@ export interface components {
             made_by_token_id: string | null;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description `disabled`: nothing is sent to it (attempts still to make were abandoned); `disabled_reason` says why, and POST …/enable takes it over.
+             * @enum {string}
+             */
+            status: "active" | "disabled";
             /** @description Since when every attempt failed; null while it answers. */
             failing_since: string | null;
-            /** @description Set after 24 hours of failed deliveries: nothing more is sent to it. */
+            /** @description When it was disabled: after 24 hours of failed deliveries, or once the credential that registered it could no longer register it (it or one above it revoked, expired or timed out idle, its person removed or made a member). */
             disabled_at: string | null;
+            /** @description Why, in words: e.g. 'the credential that registered it ended: token tok_… was revoked', 'the credential that registered it is now a member's, …', or the failures. */
             disabled_reason: string | null;
         };
         WebhookDeliveryOut: {
@@ -12716,6 +12748,158 @@ export interface operations {
             };
             /** @description The endpoint is disabled */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is over 100 kB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A body sent with another Content-Type than application/json (or an unsupported charset or encoding) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `errors` names each field to fix */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many requests; wait Retry-After seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The URL and headers are over 16 kB together */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unavailable; try again after Retry-After seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description With `the database is unavailable`: seconds to wait before trying again (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unexpected failure (500): a bug or an outage, logged on the server */
+            default: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    enableWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example whe_9q4m2xk7c3rwh8vt */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The endpoint, active, with the caller as `made_by_token_id` */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointOut"];
+                };
+            };
+            /** @description Malformed request: the body is not valid JSON, or a path parameter is not valid percent-encoding */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The token lacks the `manage` scope, or it is a member's console session or a token under one (TENANT_MANAGE_REQUIRED): a member manages only its own tokens, SSH keys, images and templates; or: The token lacks the `manage` scope, or the endpoint was registered by another credential and this one is not root (MADE_BY_ANOTHER) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No such endpoint_id for this tenant */
+            404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
+import { peopleOf } from '../support/people.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 import { sshKeygen } from '../support/ssh-keys.ts';
 
@@ -12,13 +13,10 @@ import { sshKeygen } from '../support/ssh-keys.ts';
  * authority replayed over HTTP (and MCP where it was found there): what a credential that is not root tried, and what
  * it gets now.
  */
-const PASSWORD = 'Correct-Horse-Battery-9';
 const HOUR = 3_600_000;
 
 let world: RentalWorld;
 let inbox: SmtpInbox;
-let seq = 0;
-const address = (name: string) => `${name}.${Date.now().toString(36)}${seq++}@example.com`;
 
 beforeAll(async () => {
   inbox = await startSmtpInbox();
@@ -32,34 +30,9 @@ afterAll(async () => {
   await inbox?.close();
 });
 
-const call = (method: string, path: string, token?: string, body?: unknown) => world.api.call(method, path, { ...(token && { token }), ...(body !== undefined && { body }) });
-
-async function person(name: string): Promise<string> {
-  const email = address(name);
-  expect((await call('POST', '/v1/auth/sign-up', undefined, { email, password: PASSWORD })).status).toBe(200);
-  const code = /\b(\d{6})\b/.exec((await inbox.next((m) => m.to.includes(email) && /confirmation/.test(m.subject), 10_000)).text)![1]!;
-  expect((await call('POST', '/v1/auth/confirm-email', undefined, { email, code })).status).toBe(200);
-  return email;
-}
-const signIn = (email: string, bearer?: string) => call('POST', '/v1/auth/sign-in', bearer, { email, password: PASSWORD });
-
-async function child(parent: string, terms: Record<string, unknown>): Promise<{ token: string; id: string }> {
-  const made = await call('POST', '/v1/tokens', parent, { name: 'child', ...terms });
-  expect(made.status, JSON.stringify(made.body)).toBe(201);
-  return { token: made.body.token, id: made.body.id };
-}
+const { call, person, signIn, child, people, ownedTenant } = peopleOf(() => world, () => inbox);
 const ALL = ['read', 'rent', 'manage', 'billing'];
 const status = (token: string) => call('GET', '/v1/tokens/self', token).then((r) => r.status);
-const people = async (token: string) => (await call('GET', '/v1/identities', token)).body as { id: string; email: string; role: string; spend_limit_cents: number | null }[];
-
-/** A tenant funded with `usd` whose owner is a person signed in; answers the owner's session and the root token. */
-async function ownedTenant(usd = 50): Promise<{ root: string; owner: string; ownerEmail: string; tenantId: string }> {
-  const tenant = await world.fundedTenant(usd);
-  const ownerEmail = await person('owner');
-  const signed = await signIn(ownerEmail, tenant.token);
-  expect(signed.status).toBe(200);
-  return { root: tenant.token, owner: signed.body.token, ownerEmail, tenantId: tenant.tenantId };
-}
 
 describe('the findings, replayed', () => {
   it('1. a manage-only token cannot become a full session by linking a person (403 ROOT_REQUIRED, nothing linked)', async () => {

@@ -115,6 +115,7 @@ const EXPECTED = [
   'GET /v1/webhook-endpoints/{endpoint_id}',
   'DELETE /v1/webhook-endpoints/{endpoint_id}',
   'POST /v1/webhook-endpoints/{endpoint_id}/test',
+  'POST /v1/webhook-endpoints/{endpoint_id}/enable',
   'GET /v1/webhook-endpoints/{endpoint_id}/deliveries',
   'POST /v1/spot-claims',
   'GET /v1/spot-claims',
@@ -176,7 +177,8 @@ describe('/openapi.json', () => {
       root: [
         'DELETE /v1/identities/{identity_id}', 'DELETE /v1/invitations/{invitation_id}', 'GET /v1/invitations', 'PATCH /v1/identities/{identity_id}', 'POST /v1/invitations',
       ],
-      tenant: ['GET /v1/identities', 'POST /v1/webhook-endpoints'],
+      // taking an endpoint over is registering it anew (and, not root, only what its own subtree registered)
+      tenant: ['GET /v1/identities', 'POST /v1/webhook-endpoints', 'POST /v1/webhook-endpoints/{endpoint_id}/enable'],
     });
   });
 

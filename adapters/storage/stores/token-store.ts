@@ -61,6 +61,23 @@ export class MikroTokenStore implements TokenStore {
     return [tokenId, ...self.ancestorIds.toReversed()].flatMap((id) => byId.get(id) ?? []);
   }
 
+  async chains(tokenIds: readonly string[]): Promise<Map<string, Token[]>> {
+    if (tokenIds.length === 0) return new Map();
+    // one statement for the tokens and all their ancestors; mapped outside the identity map, so rows this transaction
+    // changed by statements of its own (a revocation just made) are read as they now are
+    const rows = await this.em.execute<Record<string, unknown>[]>(
+      `select t.* from tokens t where t.id in (select unnest(array[r.id] || r.ancestor_ids) from tokens r where r.id = any(?::text[]))`,
+      [textArray(tokenIds)],
+    );
+    const byId = new Map(rows.map((row) => [String(row.id), toToken(this.em.map(TokenEntity, row, { disableIdentityMap: true }))]));
+    const chains = new Map<string, Token[]>();
+    for (const id of tokenIds) {
+      const self = byId.get(id);
+      if (self) chains.set(id, [self, ...self.ancestorIds.toReversed().flatMap((ancestor) => byId.get(ancestor) ?? [])]);
+    }
+    return chains;
+  }
+
   async list(tenantId: string, options: { under?: string } = {}): Promise<Token[]> {
     const where = options.under
       ? { tenantId, $or: [{ id: options.under }, { ancestorIds: { $contains: [options.under] } }] }

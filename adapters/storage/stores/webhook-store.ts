@@ -7,6 +7,13 @@ import { date, dateOrNull, num, numOrNull, textArray, textOrNull, type Row } fro
 const ENDPOINT_COLUMNS = ['id', 'tenant_id', 'url', 'events', 'description', 'secret_sealed', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason', 'token_id'] as const;
 const ENDPOINT = ENDPOINT_COLUMNS.map((column) => `w.${column}`).join(', ');
 const DELIVERY = `d.id, d.endpoint_id, d.event_id, e.type, d.attempt, d.status, d.response_status, d.error, d.next_attempt_at, d.created_at`;
+/**
+ * Whether a node of the chain the endpoint `w`'s standing rests on ended by the time bound to the one `?` (revoked,
+ * expired, past its idle deadline): the registrant's ancestors, and itself unless it is a console session (which
+ * registers for its person: core/webhooks/registrant.ts). A few index reads per endpoint; the core judges what it finds.
+ */
+const REGISTRANT_ENDED = `exists (select 1 from tokens r join tokens a on a.id = any(r.ancestor_ids || case when r.kind = 'session' then '{}'::text[] else array[r.id] end)
+  where r.id = w.token_id and (a.revoked_at is not null or a.expires_at <= ? or a.idle_deadline_at <= ?))`;
 
 const toEndpoint = (row: Row, prefix = ''): WebhookEndpoint => ({
   id: String(row[`${prefix}id`]),
@@ -78,6 +85,40 @@ export class MikroWebhookStore implements WebhookStore {
     return true;
   }
 
+  async disable(endpointId: string, at: Date, reason: string): Promise<boolean> {
+    await this.abandon(endpointId);
+    const rows = await this.em.execute<Row[]>(
+      `update webhook_endpoints set disabled_at = ?, disabled_reason = ? where id = ? and deleted_at is null and disabled_at is null returning id`,
+      [at, reason, endpointId],
+    );
+    return rows.length > 0;
+  }
+
+  async takeOver(tenantId: string, endpointId: string, tokenId: string): Promise<WebhookEndpoint | null> {
+    const [before] = await this.em.execute<Row[]>(
+      `select disabled_at from webhook_endpoints where tenant_id = ? and id = ? and deleted_at is null for update`,
+      [tenantId, endpointId],
+    );
+    if (!before) return null;
+    if (before.disabled_at !== null) {
+      // an event recorded while its disabling committed may have left an attempt: it belongs to the time it was disabled
+      await this.abandon(endpointId);
+      await this.em.execute(`update webhook_endpoints set disabled_at = null, disabled_reason = null, failing_since = null where id = ?`, [endpointId]);
+    }
+    const [row] = await this.em.execute<Row[]>(`update webhook_endpoints w set token_id = ? where w.id = ? returning ${ENDPOINT}`, [tokenId, endpointId]);
+    return toEndpoint(row!);
+  }
+
+  async lapseCandidates(now: Date, afterId: string | null, limit: number): Promise<{ tenantId: string; endpointId: string }[]> {
+    const rows = await this.em.execute<Row[]>(
+      `select w.id, w.tenant_id from webhook_endpoints w
+        where w.deleted_at is null and w.disabled_at is null and w.token_id is not null and (?::text is null or w.id > ?) and ${REGISTRANT_ENDED}
+        order by w.id limit ?`,
+      [afterId, afterId, now, now, limit],
+    );
+    return rows.map((row) => ({ tenantId: String(row.tenant_id), endpointId: String(row.id) }));
+  }
+
   async addEventFor(event: StoredEvent, endpointId: string, deliveryId: string): Promise<void> {
     await this.em.execute(
       `with event as (insert into webhook_events (id, tenant_id, type, data, created_at) values (?, ?, ?, ?::jsonb, ?) returning id, created_at)
@@ -128,19 +169,23 @@ export class MikroWebhookStore implements WebhookStore {
        claimed as (
          update webhook_deliveries d set status = 'sending', claimed_until = ?, attempted_at = coalesce(d.attempted_at, ?)
           where d.id in (select id from picked)
-         returning d.*)
+         returning d.*),
+       -- once per endpoint, not per attempt: a claim holds many attempts of few endpoints
+       standing as (select w.id, ${REGISTRANT_ENDED} as registrant_ended from webhook_endpoints w where w.id in (select endpoint_id from claimed))
        select ${DELIVERY.replaceAll('d.', 'c.')}, e.tenant_id as event_tenant_id, e.data as event_data, e.created_at as event_created_at,
               ${ENDPOINT_COLUMNS.map((column) => `w.${column} as w_${column}`).join(', ')},
-              coalesce((select f.attempted_at from webhook_deliveries f where f.endpoint_id = c.endpoint_id and f.event_id = c.event_id and f.attempt = 1), ?) as first_due_at
-         from claimed c join webhook_events e on e.id = c.event_id join webhook_endpoints w on w.id = c.endpoint_id
+              coalesce((select f.attempted_at from webhook_deliveries f where f.endpoint_id = c.endpoint_id and f.event_id = c.event_id and f.attempt = 1), ?) as first_due_at,
+              s.registrant_ended
+         from claimed c join webhook_events e on e.id = c.event_id join webhook_endpoints w on w.id = c.endpoint_id join standing s on s.id = w.id
         order by c.next_attempt_at, c.id`,
-      [textArray(held.map(([tenant]) => tenant)), `{${held.map(([, n]) => n).join(',')}}`, share.perTenant, now, now, share.perTenant, limit, now, limit, limit, claimUntil, now, now],
+      [textArray(held.map(([tenant]) => tenant)), `{${held.map(([, n]) => n).join(',')}}`, share.perTenant, now, now, share.perTenant, limit, now, limit, limit, claimUntil, now, now, now, now],
     );
     return rows.map((row) => ({
       delivery: toDelivery(row),
       event: { id: String(row.event_id), tenantId: String(row.event_tenant_id), type: String(row.type), data: dataOf(row.event_data), createdAt: date(row.event_created_at) },
       endpoint: toEndpoint(row, 'w_'),
       firstDueAt: date(row.first_due_at),
+      registrantEnded: row.registrant_ended === true,
     }));
   }
 
@@ -159,6 +204,11 @@ export class MikroWebhookStore implements WebhookStore {
   }
 
   private async failed(r: AttemptResult): Promise<void> {
+    if (r.withheld) {
+      await this.em.execute(`update webhook_deliveries set status = 'abandoned', error = ?, claimed_until = null, next_attempt_at = null where id = ?`, [r.error, r.deliveryId]);
+      if (r.disable) await this.disable(r.endpointId, r.at, r.disable);
+      return;
+    }
     // a made attempt's next_attempt_at says when the next one is due (null: none)
     await this.em.execute(
       `update webhook_deliveries set status = 'failed', response_status = ?, error = ?, claimed_until = null, next_attempt_at = ? where id = ?`,

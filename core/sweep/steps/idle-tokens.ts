@@ -10,6 +10,7 @@ import type { Token } from '../../tenancy/token.ts';
 import type { PassCounts } from '../pass-report.ts';
 import type { SweepStep } from '../step.ts';
 import type { SweepRentals } from '../sweep-rentals.ts';
+import { disableLapsedEndpoints } from '../../webhooks/lapsed-endpoints.ts';
 
 /** Tells every replica that tokens stopped working, as a revocation does (TenancyService.announceRevoked). */
 export interface RevocationAnnouncer {
@@ -25,7 +26,7 @@ const BATCH = 100;
  * `idle-tokens`, the dead-man switch (docs/decisions.md, "Dead-man switch"): a token past its idle deadline ends
  * with its subtree, in one transaction under the account's lock: every machine rented under them is billed to the
  * deadline (the unused prepaid time refunded), their reservations not yet over are cancelled, their spot claims
- * released, and the tokens revoked. Every replica then forgets them; the machines are removed upstream a few at a
+ * released, the tokens revoked, and the webhook endpoints they registered disabled. Every replica then forgets them; the machines are removed upstream a few at a
  * time per provider, as the removals are, and what the budget leaves is the reconciler's next pass.
  */
 export const idleTokens = (deps: { storage: Storage; clock: Clock; rentals: SweepRentals; tenancy: RevocationAnnouncer; providerConcurrency: number }): SweepStep<IdleTokensReport> => ({
@@ -107,6 +108,7 @@ export async function endIdleToken(
   for (const claimId of spotClaimsReleased) await closeClaim(uow, rentals, tenantId, claimId, 'released', deadline);
 
   const tokensEnded = await uow.tokens.markIdle(tenantId, ids, deadline);
+  await disableLapsedEndpoints(uow, tenantId, now);
   await uow.events.emit(
     idleTimeoutEvent(token, deadline, { tokensEnded, instancesTerminated: [...ended], reservationsCancelled, spotClaimsReleased }, now),
   );

@@ -25,10 +25,11 @@ const MADE_BY_ANOTHER = {
 };
 
 /**
- * Outbound webhooks: manage to register, delete and test endpoints, read to list them and their deliveries. An
- * endpoint hears the whole tenant, so a member's session and every token under it register none; a credential that is
- * not root deletes and tests only the endpoints its own subtree registered (docs/decisions.md, "One tree of
- * authority"): the tenant's alerts reach the owner's endpoint, and nobody below must silence it.
+ * Outbound webhooks: manage to register, delete, test and take over endpoints, read to list them and their deliveries.
+ * An endpoint hears the whole tenant, so a member's session and every token under it register or take over none, and
+ * one delivers only while its registrant could still register it; a credential that is not root deletes, tests and
+ * takes over only the endpoints its own subtree registered (docs/decisions.md, "One tree of authority"): the tenant's
+ * alerts reach the owner's endpoint, and nobody below must silence it.
  */
 export function webhookRoutes(webhooks: WebhookService, actsOn: ActsOn): RouteDef[] {
   return [
@@ -108,6 +109,23 @@ export function webhookRoutes(webhooks: WebhookService, actsOn: ActsOn): RouteDe
       async handle({ caller, params }) {
         await actsOn.require(caller!, 'webhook endpoint', params.endpoint_id);
         return { status: 202, body: webhookDeliveryOut(await webhooks.test(caller!.tenantId, params.endpoint_id)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhook-endpoints/{endpoint_id}/enable',
+      operationId: 'enableWebhookEndpoint',
+      summary: 'Take an endpoint over: the caller becomes its registrant and, if it was disabled (its registrant ended, became a member\'s, or it failed a day), it delivers again from now on',
+      tags,
+      // the caller's authority is what the endpoint will deliver under: the same as registering one
+      access: { ...manage, tenantManage: true },
+      params: WebhookEndpointIdParams,
+      bodyOptional: true,
+      body: z.strictObject({}).meta({ examples: [{}] }),
+      responses: [{ status: 200, description: 'The endpoint, active, with the caller as `made_by_token_id`', schema: WebhookEndpointOut }, MADE_BY_ANOTHER],
+      async handle({ caller, params }) {
+        await actsOn.require(caller!, 'webhook endpoint', params.endpoint_id);
+        return { status: 200, body: webhookEndpointOut(await webhooks.takeOver(caller!.tenantId, params.endpoint_id, caller!.id)) };
       },
     }),
     defineRoute({

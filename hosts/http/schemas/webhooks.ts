@@ -27,9 +27,17 @@ export const WebhookEndpointOut = z
     description: z.string().nullable(),
     made_by_token_id: madeByTokenIdOut(),
     created_at: dateTimeOut(),
+    status: z.enum(['active', 'disabled']).meta({
+      description: '`disabled`: nothing is sent to it (attempts still to make were abandoned); `disabled_reason` says why, and POST …/enable takes it over.',
+    }),
     failing_since: dateTimeOut().nullable().meta({ description: 'Since when every attempt failed; null while it answers.' }),
-    disabled_at: dateTimeOut().nullable().meta({ description: 'Set after 24 hours of failed deliveries: nothing more is sent to it.' }),
-    disabled_reason: z.string().nullable(),
+    disabled_at: dateTimeOut().nullable().meta({
+      description:
+        "When it was disabled: after 24 hours of failed deliveries, or once the credential that registered it could no longer register it (it or one above it revoked, expired or timed out idle, its person removed or made a member).",
+    }),
+    disabled_reason: z.string().nullable().meta({
+      description: "Why, in words: e.g. 'the credential that registered it ended: token tok_… was revoked', 'the credential that registered it is now a member's, …', or the failures.",
+    }),
   })
   .meta({ id: 'WebhookEndpointOut' });
 
@@ -60,6 +68,7 @@ export const webhookEndpointOut = (w: WebhookEndpoint): z.input<typeof WebhookEn
   description: w.description,
   made_by_token_id: w.tokenId,
   created_at: w.createdAt.toISOString(),
+  status: w.disabledAt === null ? 'active' : 'disabled',
   failing_since: isoOrNull(w.failingSince),
   disabled_at: isoOrNull(w.disabledAt),
   disabled_reason: w.disabledReason,
