@@ -193,17 +193,22 @@ describe('an endpoint lives as long as the authority that registered it', () => 
     }
   });
 
-  it('a registering token past its idle deadline, before any sweep ended it: its delivery is withheld too', async () => {
+  it('a registering token past its idle deadline, before any sweep ended it: its delivery is withheld too; the sweep ending it disables one that had no event', async () => {
     const { root } = await ownedTenant();
     const start = world.clock.now().getTime();
     try {
       const idle = await child(root, { scopes: ['read', 'manage'], idle_timeout_minutes: 5 });
       const byIdle = await register(idle.token, 'idle');
+      const quietIdle = await child(root, { scopes: ['manage'], idle_timeout_minutes: 5 });
+      const quiet = await register(quietIdle.token, 'quiet', ['instance.running']);
       world.clock.set(new Date(start + 10 * 60_000));
       await deposit(root);
       await deliver();
       expect(byIdle.heard()).toEqual([]);
       expect(await endpoint(root, byIdle.id)).toMatchObject(disabledFor(new RegExp(`^the credential that registered it ended: token ${idle.id} timed out idle$`)));
+      expect((await endpoint(root, quiet.id)).status).toBe('active');
+      await sweep();
+      expect(await endpoint(root, quiet.id)).toMatchObject(disabledFor(new RegExp(`^the credential that registered it ended: token ${quietIdle.id} timed out idle$`)));
     } finally {
       world.clock.set(new Date(start));
     }
