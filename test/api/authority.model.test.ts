@@ -164,6 +164,12 @@ async function tool(w: World, c: Cred, name: string, args: Record<string, unknow
 // ---- actions: each picks its actors from the state by the numbers it is given ----
 type Action = { kind: string; a: number; b: number; c: number; mcp: boolean };
 const pick = <T>(items: T[], n: number): T | undefined => (items.length === 0 ? undefined : items[n % items.length]);
+/** An action's `a` that makes `cred` (live) its caller. */
+const callerIndex = (w: World, cred: Cred): number => {
+  const live = [...w.creds.values()].filter(alive);
+  const at = live.indexOf(cred);
+  return [at, at + live.length, at + 2 * live.length].find((a) => a % 5 !== 0)!;
+};
 
 async function person(w: World, email: string, parent: string | null, role: Role, session: { token: string }): Promise<Person> {
   const identityId = ((await call('GET', '/v1/identities', w.rootBearer)).body as { id: string; email: string }[]).find((p) => p.email === email)!.id;
@@ -358,12 +364,20 @@ function applyRole(w: World, top: string, role: Role) {
   }
 }
 
-/** After every step: ended credentials answer 401, their bookings are not pending, no token is past its cap. */
+/**
+ * After every step: ended credentials answer 401 and live ones hold exactly the scopes the model gave them, every
+ * person has the role the model gave them (nobody was raised by a change above them), ended credentials' bookings are
+ * not pending, no token is past its cap.
+ */
 async function invariants(w: World): Promise<void> {
+  const sorted = (scopes: readonly string[]) => [...scopes].sort();
   for (const c of w.creds.values()) {
     const res = await call('GET', '/v1/tokens/self', c.bearer);
     expect(res.status, `${c.key} (${c.kind}) ${c.ended ? 'ended' : 'alive'}`).toBe(c.ended ? 401 : 200);
+    if (!c.ended) expect(sorted(res.body.scopes), `scopes of ${c.key} (${c.kind})`).toEqual(sorted(c.scopes));
   }
+  const listed = new Map(((await call('GET', '/v1/identities', w.rootBearer)).body as { email: string; role: string }[]).map((p) => [p.email, p.role]));
+  for (const p of w.people.values()) expect(listed.get(p.email), `role of ${p.key}`).toBe(p.ended ? undefined : p.role);
   for (const m of w.made.filter((m) => m.kind === 'claim' && w.creds.get(m.by)!.ended)) {
     expect((await call('GET', `/v1/spot-claims/${m.id}`, w.rootBearer)).body.status).not.toBe('pending');
   }
@@ -398,6 +412,17 @@ describe('the tree of authority as a model', () => {
             expect((await call('PATCH', `/v1/identities/${linked.identityId}`, w.rootBearer, { role, ...(role === 'member' && { spend_limit_usd: '20.00' }) })).status).toBe(200);
             applyRole(w, linked.key, role);
           }
+          // people under a person: an admin (linked by the root token) invites a viewer and a member, so a change to the
+          // admin reaches people below them, who must never be raised by it
+          await step(w, { kind: 'link', a: 0, b: 0, c: 0, mcp: false });
+          const admin = [...w.people.values()].at(-1)!;
+          const adminSession = [...w.creds.values()].find((cred) => cred.person === admin.key)!;
+          for (const c of [3, 1]) await step(w, { kind: 'invite', a: callerIndex(w, adminSession), b: 0, c, mcp: false }); // a viewer, a member
+          expect(w.people.size).toBe(6);
+          // demoted to member: the viewer under them stays a viewer (the invariants read every role)
+          expect((await call('PATCH', `/v1/identities/${admin.identityId}`, w.rootBearer, { role: 'member' })).status).toBe(200);
+          applyRole(w, admin.key, 'member');
+          await invariants(w);
           for (const action of actions) {
             await step(w, action);
             await invariants(w);
