@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'ROOT_REQUIRED',
   /** A credential that is not root acts only on what its own subtree made. */
   'MADE_BY_ANOTHER',
+  /** An owner's credentials are ended only by an owner (or a root token with no person above it), never by an admin's. */
+  'OWNER_REQUIRED',
   /** Manage over the whole tenant (webhook endpoints, people), which a member's session and the tokens under it lack. */
   'TENANT_MANAGE_REQUIRED',
   'OPERATOR_KEY_INVALID',

@@ -4,6 +4,7 @@ import type { Ids } from '../ports/ids.ts';
 import type { UnitOfWork } from '../ports/storage.ts';
 import { ROLE_SCOPES, roleTakesLimits, type Role } from './roles.ts';
 import { actingNodeId, isActive, isRoot, isUnder, type Token } from './token.ts';
+import { personRoleOf } from './tenant-manage.ts';
 import { childTokenTerms } from './token-terms.ts';
 
 /**
@@ -32,6 +33,24 @@ export function requireOwner(caller: Token, what: string): void {
   if (caller.kind !== 'session' || caller.role !== 'owner') {
     throw new DomainError('ROOT_REQUIRED', `${what} needs an owner's console session; admins and root tokens act on everyone but owners`);
   }
+}
+
+/**
+ * Only an owner ends an owner's credentials (docs/decisions.md, "One tree of authority": an admin is everything except
+ * owners). `callerChain` and `targetChain` are each a credential and its ancestors, nearest first; each is judged by the
+ * person it acts for, the nearest session or link along it (personRoleOf). A credential acting for a person who is not
+ * an owner (an admin's session and every token under it) may not revoke a session or token acting for an owner; a root
+ * token with no person above it (the bootstrap secret's line) is the tenant's own root and still may.
+ */
+export function requireOwnerOver(callerChain: readonly Token[], targetChain: readonly Token[], what: string): void {
+  if (personRoleOf(targetChain) !== 'owner') return;
+  const acting = personRoleOf(callerChain);
+  if (acting === null || acting === 'owner') return;
+  throw new DomainError(
+    'OWNER_REQUIRED',
+    `${what} is an owner's credential and needs an owner: only an owner's session, a token under it or a root token with no person above it ` +
+      `ends an owner's sessions and tokens; this credential acts for a person whose role is ${acting}, and an admin acts on everyone but owners`,
+  );
 }
 
 /**

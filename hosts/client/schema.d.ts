@@ -4385,7 +4385,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Revoking another token needs the manage scope */
+            /** @description Revoking another token needs the manage scope; an owner's session or token (one whose nearest person is an owner) is revoked only by an owner's authority or a root token with no person above it (OWNER_REQUIRED) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, rentalWorld, type RentalWorld } from '../support/rentals.ts';
 import { PASSWORD, peopleOver } from '../support/people.ts';
@@ -6,7 +9,8 @@ import { startSmtpInbox, type SmtpInbox } from '../support/smtp-inbox.ts';
 /**
  * Authority only narrows (docs/decisions.md, "One tree of authority"), the second attack on people's authority replayed
  * over HTTP: changing a person changes nobody else's role upwards, an invitation is worth what its inviter still is when
- * it is accepted, and a person demoted out of rent rents nothing more through what they booked before.
+ * it is accepted, a person demoted out of rent rents nothing more through what they booked before, and only an owner's
+ * authority ends an owner's credentials.
  */
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -182,5 +186,60 @@ describe('a person demoted out of rent rents nothing more through what they book
     // no second machine was rented for it
     const instances = (await call('GET', '/v1/instances', root)).body as { id: string }[];
     expect(instances.map((i) => i.id)).toEqual([active.instance_id]);
+  });
+});
+
+describe("only an owner's authority ends an owner's credentials", () => {
+  const revoke = (id: string, bearer: string) => call('DELETE', `/v1/tokens/${id}`, bearer);
+  const issue = async (bearer: string, body: Record<string, unknown> = { scopes: ['read', 'rent', 'manage', 'billing'] }) => {
+    const made = await call('POST', '/v1/tokens', bearer, body);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    return { id: made.body.id as string, token: made.body.token as string };
+  };
+
+  it("an admin's session gets 403 on an owner's other session, API tokens and the tokens under them; over MCP too", async () => {
+    const { owner, ownerEmail, tenantId } = await ownedTenant();
+    const admin = await joined(owner, 'admin', tenantId);
+    const ownersOther = (await signIn(ownerEmail, tenantId)).body.token as string;
+    const ownersToken = await issue(owner);
+    const ownersAgent = await issue(ownersToken.token, { scopes: ['read'] });
+    for (const id of [(await self(ownersOther)).id as string, ownersToken.id, ownersAgent.id]) {
+      const refused = await revoke(id, admin.session);
+      expect(refused.status, id).toBe(403);
+      expect(refused.body.detail).toMatch(/is an owner's credential and needs an owner/);
+    }
+    // a token the admin issued carries the session's expiry, so it is not root and reaches only its own subtree
+    const adminsToken = await issue(admin.session);
+    expect((await revoke(ownersToken.id, adminsToken.token)).status).toBe(404);
+    const client = new Client({ name: 'owner-credentials-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.api.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin.session}` } } }));
+    try {
+      const result = (await client.callTool({ name: 'revoke_token', arguments: { token_id: ownersToken.id } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toMatch(/needs an owner/);
+    } finally {
+      await client.close();
+    }
+    // nothing of the owner's ended
+    for (const token of [ownersOther, ownersToken.token, ownersAgent.token]) expect((await call('GET', '/v1/tokens/self', token)).status).toBe(200);
+  });
+
+  it("an owner ends an admin's credentials; an admin its own and a member's; the bootstrap secret's root token an owner's", async () => {
+    const { root, owner, tenantId } = await ownedTenant();
+    const admin = await joined(owner, 'admin', tenantId);
+    const member = await joined(admin.session, 'member', tenantId, { spend_limit_usd: '5.00' });
+    const adminsToken = await issue(admin.session);
+    const adminsOther = await issue(admin.session, { scopes: ['read'] });
+    const membersToken = await issue(member.session, { scopes: ['read'] });
+    expect((await revoke(adminsOther.id, admin.session)).status).toBe(204);
+    expect((await revoke(membersToken.id, admin.session)).status).toBe(204);
+    expect((await revoke((await self(member.session)).id as string, admin.session)).status).toBe(204);
+    expect((await call('GET', '/v1/tokens/self', member.session)).status).toBe(401);
+    expect((await revoke(adminsToken.id, owner)).status).toBe(204);
+    expect((await revoke((await self(admin.session)).id as string, owner)).status).toBe(204);
+    expect((await call('GET', '/v1/tokens/self', admin.session)).status).toBe(401);
+    // a root token with no person above it is the tenant's own root
+    const ownersToken = await issue(owner, { scopes: ['read'] });
+    expect((await revoke(ownersToken.id, root)).status).toBe(204);
   });
 });

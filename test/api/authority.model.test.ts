@@ -219,7 +219,10 @@ async function step(w: World, action: Action): Promise<void> {
       const target = pick(creds.filter((c) => c.bearer !== w.rootBearer), action.b);
       if (!target) return;
       const administers = target.key === caller.key || isRoot(w, caller) || under(w, target.key, acting(caller));
-      const expected = alive(caller) && (target.key === caller.key || (caller.scopes.includes('manage') && administers));
+      // only an owner's authority (or a root token with no person above it) ends an owner's credentials
+      const actingFor = personRole(w, caller);
+      const ownersOnly = personRole(w, target) === 'owner' && actingFor !== null && actingFor !== 'owner';
+      const expected = alive(caller) && (target.key === caller.key || (caller.scopes.includes('manage') && administers && !ownersOnly));
       const ok = action.mcp ? await tool(w, caller, 'revoke_token', { token_id: target.id }) : succeeded((await call('DELETE', `/v1/tokens/${target.id}`, caller.bearer)).status);
       tally(w, 'revoke', expected);
       expect(ok, `revoke ${target.key} by ${caller.key}`).toBe(expected);

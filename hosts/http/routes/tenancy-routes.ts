@@ -125,7 +125,7 @@ export function tenancyRoutes(tenancy: TenancyService): RouteDef[] {
       params: TokenIdParams,
       responses: [
         { status: 204, description: 'Revoked' },
-        { status: 403, description: 'Revoking another token needs the manage scope' },
+        { status: 403, description: "Revoking another token needs the manage scope; an owner's session or token (one whose nearest person is an owner) is revoked only by an owner's authority or a root token with no person above it (OWNER_REQUIRED)" },
       ],
       async handle({ caller, params }) {
         await tenancy.revokeToken(caller!, params.token_id);
