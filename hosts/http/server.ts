@@ -35,9 +35,17 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   setTimeout(() => socket.destroy(), 5_000).unref();
 }
 
+/**
+ * How long an idle keep-alive connection stays open (docs/operations.md, "Running several replicas"): longer than
+ * the idle timeout of the balancers in front (60 s at the common ones), so a balancer never sends a request on a
+ * connection we close at that instant, a reset it answers with 502. At Node's default of 5 s a client reusing a
+ * connection after a pause of about that long (a script that ran ssh-keygen) met the same race.
+ */
+export const KEEP_ALIVE_MS = 65_000;
+
 /** The HTTP server for an app, as main.ts and the tests run it. */
 export function listenHttp(app: Express, port: number, host: string): Server {
-  const server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, app);
+  const server = createServer({ maxHeaderSize: MAX_HEAD_BYTES, keepAliveTimeout: KEEP_ALIVE_MS }, app);
   server.on('clientError', answerClientError);
   return server.listen(port, host);
 }

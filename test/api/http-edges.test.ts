@@ -59,6 +59,12 @@ describe('bad requests never reach a 500', () => {
     expect(res.body.detail).toMatch(/100 kB/);
   });
 
+  it("keeps an idle connection open longer than a balancer's idle timeout, and says so (Keep-Alive: timeout=65)", async () => {
+    const res = await fetch(`${api.baseUrl}/healthz`);
+    await res.text();
+    expect(res.headers.get('keep-alive')).toBe('timeout=65');
+  });
+
   it('answers unknown routes with 404 {detail} and a wrong method with 405 and Allow', async () => {
     const missing = await api.call('GET', '/v1/nothing-here');
     expect(missing.status).toBe(404);
