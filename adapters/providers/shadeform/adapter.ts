@@ -14,7 +14,7 @@ import {
   type VolumeOffer,
 } from '../../../core/ports/providers.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
-import { spotBid } from '../shared/spot-bid.ts';
+import { liveSpotBid } from '../shared/spot-bid.ts';
 import { upstreamFailure, type FailureReading, type Operation } from '../shared/upstream-failure.ts';
 import { ShadeformApiError, type ShadeformClient } from './client.ts';
 import {
@@ -103,10 +103,7 @@ export class ShadeformProvider implements Provider, Rebootable, VolumeHost, Spot
 
   /** Shadeform's spot price is its own, not an auction: the bid is a ceiling this adapter keeps (shared/spot-bid.ts). */
   async createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
-    const offer = await this.getOffer(request.offerId).catch((error: unknown) => {
-      throw toFailure('read', 'check the spot price', error);
-    });
-    return this.launch(request, spotBid(PROVIDER, request, offer));
+    return this.launch(request, await liveSpotBid(PROVIDER, request, () => this.getOffer(request.offerId), (error) => toFailure('read', 'check the spot price', error)));
   }
 
   private async launch(request: CreateMachineRequest, bid: string | null): Promise<Machine> {

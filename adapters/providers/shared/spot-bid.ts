@@ -16,3 +16,19 @@ export function spotBid(provider: string, request: SpotMachineRequest, offer: Of
   }
   return bid;
 }
+
+/**
+ * spotBid on the offer as the cloud states it now: a spot create reads the live price first, and a failure to read
+ * it is the adapter's own (`readFailure`), so nothing is made at a price the bid may not cover.
+ */
+export async function liveSpotBid(
+  provider: string,
+  request: SpotMachineRequest,
+  liveOffer: () => Promise<Offer | null>,
+  readFailure: (error: unknown) => ProviderFailure,
+): Promise<string> {
+  const offer = await liveOffer().catch((error: unknown) => {
+    throw readFailure(error);
+  });
+  return spotBid(provider, request, offer);
+}

@@ -14,7 +14,7 @@ import {
 } from '../../../core/ports/providers.ts';
 import { compareDecimal } from '../shared/decimal.ts';
 import { optionValuesProblem, unsupportedOptions } from '../shared/machine-options.ts';
-import { spotBid } from '../shared/spot-bid.ts';
+import { liveSpotBid } from '../shared/spot-bid.ts';
 import { upstreamFailure, type FailureReading, type Operation } from '../shared/upstream-failure.ts';
 import { VerdaApiError, type VerdaClient } from './client.ts';
 import {
@@ -125,10 +125,7 @@ export class VerdaProvider implements Provider, VolumeHost, SpotMarket {
 
   /** Verda's spot price is its own, not an auction: the bid is a ceiling this adapter keeps (shared/spot-bid.ts). */
   async createSpotMachine(request: SpotMachineRequest): Promise<Machine> {
-    const offer = await this.getOffer(request.offerId).catch((error: unknown) => {
-      throw toFailure('read', 'check the spot price', error);
-    });
-    return this.deploy(request, spotBid(PROVIDER, request, offer));
+    return this.deploy(request, await liveSpotBid(PROVIDER, request, () => this.getOffer(request.offerId), (error) => toFailure('read', 'check the spot price', error)));
   }
 
   private async deploy(request: CreateMachineRequest, bid: string | null): Promise<Machine> {
